@@ -56,14 +56,18 @@ def test_an_unanchored_label_keeps_its_whole_words() -> None:
     assert result.ok and "license" in result.needs_review
 
 
-def test_the_shared_label_drops_a_cut_word_and_a_shared_number() -> None:
+def test_the_shared_label_is_whole_only_where_the_lines_differ_in_punctuation() -> None:
     assert shared_label(["# SPDX-License-Identifier: ", "// SPDX-License-Identifier: "]) == (
+        "SPDX-License-Identifier: ")
+    assert shared_label(["  * SPDX-License-Identifier: ", "SPDX-License-Identifier: "]) == (
         "SPDX-License-Identifier: ")
     assert shared_label(["barbaz (", "foobaz ("]) == " ("  # ``baz`` ends other words
     assert shared_label(["barbaz (", "quux ("]) == " ("
     assert shared_label(["Friday 12 July 2024, ", "Saturday 3 February 2024, "]) == ", "
-    assert shared_label(["our $VERSION = '", "$VERSION = '"]) == "VERSION = '"
-    assert shared_label(["# a: one two three", "b: one two three"], 8) == "three"  # whole
+    assert shared_label(["ORGANIZER;CN=Jane Doe:mailto:", "ORGANIZER;CN=Bob Smith:mailto:"]) == (
+        ":")  # the line's key (``ATTENDEE`` is another) is no part of ``mailto:``
+    assert shared_label(["were discovered in ", "a use-after-free in "]) == " "  # prose
+    assert shared_label(["# one two three:", "// one two three:"], 8) == ":"  # too long
 
 
 def test_a_key_separator_without_its_key_is_no_label() -> None:

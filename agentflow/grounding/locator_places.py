@@ -242,39 +242,35 @@ def tail(text: str) -> str:
     return text[n:]
 
 
-_LABEL_WORD = re.compile(r"\w*[^\W\d_]\w*")
-"""A word a label is made of: one with a letter (``2024`` of ``July 2024, `` is a
-value the examples share, not a label)."""
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def shared_label(befores: Sequence[str], longest: int = 40) -> str:
     """The unanchored left context of values written after ``befores`` (each
     the text before one on its line, their starts differing): the text they
-    all end with (``common_end``) from its first whole word with a letter,
-    kept whole (``SPDX-License-Identifier: `` of ``# SPDX-License-Identifier: ``
-    and ``// SPDX-License-Identifier: ``: a label is its words, not the
-    ``: `` every ``key: value`` line writes); a word the common text begins
-    inside of in some example is not one (``baz`` of ``barbaz (`` and
-    ``foobaz (``). With no such word, the run of non-word characters it ends
-    with (`` (``, the context between a value and its neighbour). At most its
-    last ``longest`` characters, from a word's start.
+    all end with (``common_end``), from its first word, where the lines differ
+    only in punctuation and blanks before it (comment markers, indentation)
+    and it ends with punctuation: ``SPDX-License-Identifier: `` of
+    ``# SPDX-License-Identifier: `` and ``// SPDX-License-Identifier: `` (a
+    label is its words, not the ``: `` every ``key: value`` line writes).
+    Else the run of non-word characters it ends with: `` (`` of ``barbaz (``
+    and ``quux (`` (the context between a value and a neighbour whose words
+    differ); ``:`` of ``ORGANIZER;CN=Jane Doe:mailto:`` (the line's key is no
+    part of the common text); blanks alone (no context) after words that are
+    prose (``in `` of ``discovered in ``), or after a label longer than
+    ``longest`` characters.
 
     Raises:
         IndexError: when ``befores`` is empty.
     """
     common = common_end(befores)
-    start = 0
-    if common[:1] and _WORD.match(common[0]) and any(
-            len(b) > len(common) and _WORD.match(b[-len(common) - 1]) for b in befores):
-        while start < len(common) and _WORD.match(common[start]):
-            start += 1  # the end of a word each example writes otherwise
-    if len(common) - start > longest:  # its last words only
-        start = len(common) - longest
-        while start < len(common) and _WORD.match(common[start]) and _WORD.match(
-                common[start - 1]):
-            start += 1
-    word = _LABEL_WORD.search(common, start)
-    return tail(common) if word is None else common[word.start():]
+    ends = tail(common)
+    word = _WORD.search(common)
+    if word is None or not ends.strip() or not _LETTER.search(common) or (
+            len(common) - word.start() > longest) or any(
+            _WORD.search(b[: len(b) - len(common)]) for b in befores):
+        return ends
+    return common[word.start():]
 
 
 _KEY_END = re.compile(r"\w[ \t]*[:=][ \t]*\Z")
