@@ -105,11 +105,11 @@ rule does not hold, likewise (``Locator.echoes``: ``app: shop`` beside
 ``name: shop``). Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
-label), from its first whole word with a letter (``SPDX-License-Identifier: ``
-of ``# SPDX-...`` and ``// SPDX-...``; ``locator_places.shared_label``), or
-its punctuation where it has none (`` (`` of ``barbaz (`` and ``quux (``;
-never a key's separator alone: ``: `` of ``License: `` and ``Licence: `` is
-no rule), ``right`` the run of punctuation and spaces the texts after them
+label), whole from its first word where the lines differ only in punctuation
+before it (``SPDX-License-Identifier: `` of ``# SPDX-...`` and ``// SPDX-...``;
+``locator_places.shared_label``), else its punctuation (`` (`` of ``barbaz (``
+and ``quux (``; never a key's separator alone: ``: `` of ``License: `` and
+``Licence: `` is no rule), ``right`` the run of punctuation and spaces the texts after them
 all begin with (``right_word``: the whole token all of them write next, if
 any, ``bookworm`` never read as ``bookworm-backports``; leave-one-out, the
 one all the examples show). Where a rule's context holds a value another
