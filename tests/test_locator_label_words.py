@@ -136,6 +136,9 @@ def test_a_row_every_example_picks_is_sure_only_where_a_line_writes_all_its_cell
     # examples cannot tell from the series: the rule keeps their shared cells
     assert rules["version"].right_word == "bookworm" and rules["version"].row == (
         "", ",Bookworm,bookworm,2021-08-14")
+    assert rules["version"].describe().endswith(
+        "(every example's line writes ',Bookworm,bookworm,2021-08-14' after it: where a line "
+        "does not, unpinned)")
     backports = "version,codename,series,created\n12,Bookworm,bookworm-backports,2023-06-10\n"
     assert rules["version"].values(backports) == ["12"]
     result = _run({"version": "12", "codename": "Bookworm"}, backports, Release, RELEASES)
