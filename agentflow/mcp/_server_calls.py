@@ -4,9 +4,11 @@ its timeout, and the SDK's ``MCPError`` as agentflow's error for it
 (``MCPTimeoutError``, ``MCPConnectionError``, ``ToolError``); a call on a
 lost connection reconnects first (``MCPServer._reconnect``), and a request
 the server refused for an expired session is sent again on a new one
-(``_request``). The class
-holds no state of its own, only the methods, over the attributes
-``MCPServer`` sets."""
+(``_request``). The arguments are made JSON first (``sendable``): the
+SDK writes every request of the session in one task, and a value it cannot
+write ended that task, and with it the session and every other call waiting
+on it. The class holds no state of its own, only the methods, over the
+attributes ``MCPServer`` sets."""
 
 from __future__ import annotations
 
@@ -20,14 +22,16 @@ import anyio
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
 from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
+from pydantic_core import to_jsonable_python
 
+from agentflow._clean_text import clean_data
 from agentflow._secrets import mask_secrets
-from agentflow.errors import MCPConnectionError, MCPTimeoutError, ToolError
+from agentflow.errors import InvalidInputError, MCPConnectionError, MCPTimeoutError, ToolError
 from agentflow.mcp._results import MCPToolResult, read_result
 from agentflow.mcp._transports import Target
 from agentflow.tools import Tool
 
-__all__ = ["InFlight", "ServerCalls"]
+__all__ = ["InFlight", "ServerCalls", "sendable"]
 
 
 class _Default:
@@ -38,6 +42,47 @@ class _Default:
 _DEFAULT = _Default()
 _T = TypeVar("_T")
 _EXPIRED = "the server no longer knows the session (it restarted or ended it)"
+
+
+def sendable(server: str, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``arguments`` as the JSON a ``tools/call`` carries: read as the SDK's
+    serializer reads them (pydantic's JSON mode: a set as a list, a date as
+    ISO text), every lone UTF-16 surrogate (half an emoji, from a client's
+    ``"\\ud83d"``) replaced by U+FFFD (``clean_data``). The SDK wrote such a
+    string only in the session's one writer task, whose ``UnicodeEncodeError``
+    ended the session: every call waiting on it, other users' too, failed with
+    ``MCPConnectionError``.
+
+    Raises:
+        InvalidInputError: a value JSON cannot carry (an object of no JSON
+            kind, bytes that are not UTF-8), naming its place; nothing is sent.
+    """
+    data = dict(arguments or {})
+    try:
+        plain = to_jsonable_python(data)
+    except ValueError as exc:  # PydanticSerializationError, UnicodeDecodeError
+        raise InvalidInputError(
+            f"MCP server {server!r}: tool {tool!r}: {_unsendable(data) or 'arguments'} cannot "
+            f"be sent as JSON ({mask_secrets(str(exc))}); nothing was sent") from None
+    return dict(clean_data(plain))
+
+
+def _unsendable(value: Any, path: str = "") -> str | None:
+    """The place (``arguments.a[2]``) of the first value in ``value`` that
+    ``to_jsonable_python`` refuses, or ``None``."""
+    items: Any = (value.items() if isinstance(value, Mapping)
+                  else enumerate(value) if isinstance(value, list | tuple) else None)
+    if items is None:
+        try:
+            to_jsonable_python(value)
+        except ValueError:
+            return f"arguments{path}" if path else "arguments"
+        return None
+    for key, item in items:
+        place = f"{path}.{key}" if isinstance(value, Mapping) else f"{path}[{key}]"
+        if (found := _unsendable(item, place)) is not None:
+            return found
+    return None
 
 
 class InFlight:
@@ -106,14 +151,17 @@ class ServerCalls:
             ToolError: the server answered with a JSON-RPC error (an unknown
                 tool, invalid arguments), or a result that does not fit the
                 tool's output schema.
+            InvalidInputError: ``arguments`` hold a value JSON cannot carry
+                (``sendable``); nothing was sent.
             MCPNotRunningError: the server is not running.
         """
         limit = self.timeout if isinstance(timeout, _Default) else timeout
+        sent = sendable(self.name, name, arguments)
 
         async def call(session: ClientSession) -> Any:
             try:  # (None to the SDK is its session's timeout, the connect_timeout: inf is none)
                 return await session.call_tool(
-                    name, dict(arguments or {}),
+                    name, sent,
                     read_timeout_seconds=math.inf if limit is None else limit)
             except RuntimeError as exc:  # the SDK's check of structuredContent against outputSchema
                 raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
