@@ -9,7 +9,9 @@ or the URL without user info, query and fragment, through ``mask_secrets``.
 Header values, environment values and option values (``--api-key=X``,
 ``--token X``) whose name says they are secret, and key-like URL path
 segments, are registered as secrets (``agentflow._secrets``), so they are
-masked there and in any SDK message that echoes one.
+masked there and in any SDK message that echoes one; the loggers of the
+SDK's HTTP transports and of its HTTP client (``_HTTP_LOGGERS``), which
+quote the URL, query included, in their records, get the same mask.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
 
 __all__ = ["HTTPTarget", "StdioTarget", "Target"]
@@ -36,6 +39,10 @@ _TOKEN_SEGMENT = re.compile(r"(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Z
 ``https://host/mcp/<key>/sse``): 20 or more letters, digits, ``_``, ``-``, with a digit
 and a letter."""
 
+
+_HTTP_LOGGERS = ("httpx2", "mcp.client.streamable_http", "mcp.client.sse")
+"""The loggers that write an HTTP server's URL (httpx2's INFO ``HTTP Request: POST <url>``
+for every request; the SDK's "Connecting to ... endpoint: <url>")."""
 
 _SESSION_HEADER = "mcp-session-id"
 """The streamable HTTP transport's session header."""
@@ -137,6 +144,7 @@ class HTTPTarget:
         session is ended with an HTTP DELETE, the connections closed).
         ``expired`` is called when the server answers 404 to a request naming
         the session (streamable HTTP: "the client MUST start a new session")."""
+        mask_records(*_HTTP_LOGGERS)
         headers = dict(self.headers or {})
         if self.sse:
             from mcp.client.sse import sse_client
