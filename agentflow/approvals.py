@@ -41,15 +41,17 @@ already decided raises ``AlreadyDecidedError``.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentflow._commit import finish, rearm_cancel
-from agentflow.errors import AlreadyDecidedError, InvalidInputError
+from agentflow.errors import AlreadyDecidedError, InvalidInputError, ToolNameError
 from agentflow.events import ApprovalRequested, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import WAITING_CALLS, Act, Middleware
+from agentflow.middleware.base import WAITING_CALLS, Act, Middleware, ModelRequest
+from agentflow.tools import TOOL_NAME_PATTERN, sanitize_tool_name
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
@@ -95,19 +97,53 @@ Decision = Approve | Refuse
 
 
 class RequireApproval(Middleware):
-    """Suspend the call when the model calls one of ``tools`` (names), or a
-    call for which ``needs(call)`` is true.
+    """Suspend the call when the model calls one of ``tools`` (names, as the
+    model sees them: an MCP server's ``prefix`` included), or a call for
+    which ``needs(call)`` is true.
+
+    A name matched by name only would let a tool run unasked under the name
+    the agent gives it: ``"write_file"`` for an MCP server's tool the model
+    calls ``fs_write_file`` (``prefix="fs"``), ``"files.read"`` for one it
+    calls ``files_read_1a2b3c4d`` (made valid). So before each model request
+    a name the request does not offer is checked against those it does
+    (``_renamed``): one the agent offers renamed so, or a name no tool can
+    have, fails the call before the model is asked (``ToolNameError``). A
+    name no tool answers to yet (one an MCP server adds later) is kept.
 
     Raises:
         ValueError: neither or both of ``tools`` and ``needs``.
+        ToolNameError (from the call): as above; nothing ran.
     """
 
     def __init__(self, tools: Collection[str] | None = None, *,
                  needs: Callable[[ToolUseBlock], bool] | None = None) -> None:
         if (tools is None) == (needs is None):
             raise ValueError("pass tools (names) or needs (a predicate)")
+        if isinstance(tools, str):
+            raise TypeError(f"tools takes a collection of names, not a string: "
+                            f"RequireApproval({{{tools!r}}})")
         names = frozenset(tools or ())
+        self._names = names
         self._needs = needs if needs is not None else (lambda call: call.name in names)
+
+    async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
+        """Refuse a name the agent offers under another name (class docstring).
+
+        Raises:
+            ToolNameError: naming the tool's name to use.
+        """
+        if not self._names:
+            return
+        offered = {t.name for t in request.tools}
+        for name in sorted(self._names - offered):
+            renamed = _renamed(name, offered)
+            if renamed or not TOOL_NAME_PATTERN.fullmatch(name):
+                use = (f"this agent calls it {' or '.join(map(repr, renamed))} (the name the model "
+                       "sees: an MCP server's prefix, or its name made valid, included); name "
+                       "that" if renamed else "no tool can be called so (names match "
+                       "^[A-Za-z_][A-Za-z0-9_-]{0,63}$): name the tool as the model sees it")
+                raise ToolNameError(f"RequireApproval names the tool {name!r}, but {use}: calls "
+                                    "to it would run without approval")
 
     async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Act | None:
         waiting = [c for c in reply.tool_uses if self._needs(c)]
@@ -135,6 +171,17 @@ class RequireApproval(Middleware):
             ex.emit(ApprovalRequested(tuple(ToolUse(c.id, c.name, dict(c.input))
                                             for c in calls)))
         return False
+
+
+def _renamed(name: str, offered: Collection[str]) -> list[str]:
+    """The tools of ``offered`` that are ``name`` as an agent renames a tool of
+    an MCP server: prefixed (``fs_write_file``), made valid
+    (``sanitize_tool_name``: ``files_read_1a2b3c4d``), or both."""
+    valid = sanitize_tool_name(name)
+    if valid == name:
+        return sorted(o for o in offered if o.endswith(f"_{name}"))
+    stem = re.escape(valid[:-9])  # the made-valid name without its hash of the original
+    return sorted(o for o in offered if o == valid or re.fullmatch(rf".+_{stem}_[0-9a-f]{{8}}", o))
 
 
 def is_approval_pending(result: ToolResult) -> bool:
