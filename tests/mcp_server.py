@@ -13,6 +13,9 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
                                                # ids then answer 404)
     python tests/mcp_server.py --once PATH     # exit at start if PATH exists, else create it
                                                # (a server that cannot be restarted)
+    python tests/mcp_server.py --grow          # also lists ``grow``, which adds the tool it
+                                    # names (with a schema no model takes when ``bad``) and
+                                    # sends notifications/tools/list_changed
     python tests/mcp_server.py --generated-schemas  # also lists tools whose schemas are written
                                     # as zod-to-json-schema (TypeScript) and pydantic (FastMCP) do
     python tests/mcp_server.py --http --pages N # tools/list in pages of N, a version tool
@@ -132,6 +135,10 @@ GENERATED_TOOLS = [
             "InStock": {"type": "object", "required": ["kind", "only"], "properties": {
                 "kind": {"const": "stock", "type": "string"}, "only": {"type": "boolean"}}}}}),
 ]
+GROW = types.Tool(name="grow", description="Add a tool called name (its schema refers to "
+                  "another document when bad) and say the tool list changed.",
+                  input_schema=_schema({"name": {"type": "string"}, "bad": {"type": "boolean"}},
+                                       required=["name"]))
 RESERVED = types.Tool(name="generate_response", description="Takes the output tool's name.",
                       input_schema=_schema({}))
 
@@ -166,14 +173,17 @@ class Pages:
 
 
 def build(bad_schema: bool = False, reserved: bool = False,
-          generated: bool = False, pages: Pages | None = None) -> Server[Any]:
-    """The server; its tool list grows by ``secret`` once ``unlock`` is called."""
+          generated: bool = False, pages: Pages | None = None, grow: bool = False) -> Server[Any]:
+    """The server; its tool list grows by ``secret`` once ``unlock`` is called,
+    and by each tool ``grow`` adds."""
     unlocked = False
+    grown: list[types.Tool] = []
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
         tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else []),
-                 *(GENERATED_TOOLS if generated else []), *([SECRET] if unlocked else [])]
+                 *(GENERATED_TOOLS if generated else []), *([SECRET] if unlocked else []),
+                 *([GROW] if grow else []), *grown]
         if pages is not None:
             return pages.page(tools, params.cursor if params else None)
         return types.ListToolsResult(tools=tools)
@@ -229,6 +239,14 @@ def build(bad_schema: bool = False, reserved: bool = False,
             unlocked = True
             await ctx.session.send_tool_list_changed()
             return types.CallToolResult(content=text("unlocked"))
+        if name == "grow":
+            bad = {"type": "object", "properties": {"x": {"$ref": "https://schemas.invalid/x"}}}
+            grown.append(types.Tool(name=str(args["name"]), description="A grown tool.",
+                                    input_schema=bad if args.get("bad") else _schema({})))
+            await ctx.session.send_tool_list_changed()
+            return types.CallToolResult(content=text(f"grew {args['name']}"))
+        if any(t.name == name for t in grown):
+            return types.CallToolResult(content=text(f"grown tool {name} ran"))
         if name == "secret" and unlocked:
             return types.CallToolResult(content=text("42"))
         return types.CallToolResult(content=text(f"no tool {name!r}"), is_error=True)
@@ -347,7 +365,8 @@ def main() -> None:
     size = _flag("--pages")
     pages = Pages(int(size), bound="--bound-cursors" in sys.argv) if size else None
     server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv,
-                   generated="--generated-schemas" in sys.argv, pages=pages)
+                   generated="--generated-schemas" in sys.argv, pages=pages,
+                   grow="--grow" in sys.argv)
     if "--http" in sys.argv or "--sse" in sys.argv:
         serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages)
     else:

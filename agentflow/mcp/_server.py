@@ -61,8 +61,10 @@ class MCPServer(ServerSession):
         connect_timeout: seconds each start-up request (``initialize``,
             ``tools/list``) may take. Default 30.
         on_invalid_schema: a tool whose input schema cannot be sent to a
-            model (``MCPToolSchemaError``): ``"raise"`` (default) or
-            ``"skip"`` it (logged, and kept in ``skipped``).
+            model (``MCPToolSchemaError``) at start: ``"raise"`` (default) or
+            ``"skip"`` it (logged, and kept in ``skipped``). One the running
+            server adds later is skipped so, as is one it names as the output
+            tool or as another of its tools.
         max_retries: each tool's ``Tool.max_retries`` (``None``: the agent's
             ``tool_retries``).
         reconnect: whether a call after a lost connection reconnects first

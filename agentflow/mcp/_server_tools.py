@@ -3,8 +3,12 @@
 (``current_tools``, ``tools_revision``, ``refresh_tools``), listing the
 server's tools (``tools/list``, every page, all from one session) and declaring them as agent
 ``Tool``s, filtered (``include``/``exclude``) and prefixed, the name
-reserved for structured output refused. The class holds no state of its
-own, only the methods, over the attributes ``MCPServer`` sets."""
+reserved for structured output refused. A tool that cannot be declared is an
+error at start (``on_invalid_schema``); one a running server adds or changes
+(``notifications/tools/list_changed``) is left out, logged and kept in
+``skipped``, so that a server's change never ends the calls of every user of
+the tools that worked. The class holds no state of its own, only the
+methods, over the attributes ``MCPServer`` sets."""
 
 from __future__ import annotations
 
@@ -140,7 +144,7 @@ class ServerTools(ServerCalls):
             cursor = result.next_cursor
             if not cursor:
                 break
-        self._tools = self._declare(listed, first)
+        self._tools = self._declare(listed, set_up=first and self._group is None)
         self._revision += 1
 
     async def _page(self, page: Callable[[ClientSession], Awaitable[types.ListToolsResult]],
@@ -154,9 +158,20 @@ class ServerTools(ServerCalls):
         except SDKError as exc:
             raise self._error(exc, "tools/list") from exc
 
-    def _declare(self, listed: list[Any], first: bool) -> list[Tool]:
+    def _declare(self, listed: list[Any], set_up: bool) -> list[Tool]:
+        """The agent ``Tool``s of ``listed``.
+
+        Raises (``set_up``, the listing of ``start``, only; a later listing,
+        after a change or a reconnection, leaves the tool out, logged and
+        kept in ``skipped``):
+            ToolDefinitionError: an ``include`` name the server does not list.
+            ToolNameError: a tool named as the output tool, or two tools
+                with one agent name.
+            MCPToolSchemaError: a schema no model takes
+                (``on_invalid_schema="raise"``).
+        """
         names = [t.name for t in listed]
-        if first and self.include is not None and (missing := self.include - set(names)):
+        if set_up and self.include is not None and (missing := self.include - set(names)):
             raise ToolDefinitionError(
                 f"MCP server {self.name!r} has no tool {', '.join(sorted(map(repr, missing)))} "
                 f"(include=...); it lists: {', '.join(names) or 'none'}")
@@ -168,23 +183,25 @@ class ServerTools(ServerCalls):
             if (self.include is not None and remote not in self.include) or remote in self.exclude:
                 continue
             name = agent_tool_name(remote, self.prefix)
-            if name == TOOL_NAME:
-                raise ToolNameError(
-                    f"MCP server {self.name!r}: its tool {remote!r} would be called {TOOL_NAME!r}, "
-                    "the name reserved for structured output; give the server a prefix "
-                    "(prefix=...) or leave the tool out (exclude=[...])")
-            if name in seen:
-                raise ToolNameError(
-                    f"MCP server {self.name!r}: its tools {seen[name]!r} and {remote!r} both "
-                    f"become {name!r}")
             try:
+                if name == TOOL_NAME:
+                    raise ToolNameError(
+                        f"MCP server {self.name!r}: its tool {remote!r} would be called "
+                        f"{TOOL_NAME!r}, the name reserved for structured output; give the "
+                        "server a prefix (prefix=...) or leave the tool out (exclude=[...])")
+                if name in seen:
+                    raise ToolNameError(
+                        f"MCP server {self.name!r}: its tools {seen[name]!r} and {remote!r} both "
+                        f"become {name!r}")
                 tools.append(declare_tool(self.name, mcp_tool, name, self._call_for_agent,
                                           self.max_retries))
-            except MCPToolSchemaError as exc:
-                if self.on_invalid_schema == "raise":
+            except (MCPToolSchemaError, ToolNameError) as exc:
+                schema = isinstance(exc, MCPToolSchemaError)
+                if set_up and not (schema and self.on_invalid_schema == "skip"):
                     raise
                 skipped[remote] = str(exc)
-                _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=str(exc))
+                _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=str(exc),
+                             listing="start" if set_up else "changed")
                 continue
             seen[name] = remote
         self.skipped = skipped
