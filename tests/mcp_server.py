@@ -13,6 +13,9 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
                                                # ids then answer 404)
     python tests/mcp_server.py --once PATH     # exit at start if PATH exists, else create it
                                                # (a server that cannot be restarted)
+    python tests/mcp_server.py --http --cut    # a tools/call of ``echo`` with the text "cut"
+                                    # has its response stream cut after its headers (a proxy's
+                                    # idle timeout); the server and the session live on
     python tests/mcp_server.py --grow          # also lists ``grow``, which adds the tool it
                                     # names (with a schema no model takes when ``bad``) and
                                     # sends notifications/tools/list_changed
@@ -273,6 +276,27 @@ async def _end_sessions(server: Server[Any]) -> int:
     return len(sessions)
 
 
+async def _body(receive: Any) -> tuple[list[Any], Any]:
+    """The request's body messages, read whole, and a ``receive`` that replays them."""
+    messages = [await receive()]
+    while messages[-1].get("more_body"):
+        messages.append(await receive())
+    body = iter(messages)
+
+    async def replay() -> Any:
+        return next(body, None) or await receive()
+
+    return messages, replay
+
+
+def _rpc(messages: list[Any]) -> Any:
+    """The JSON-RPC message a request's body holds, or ``None``."""
+    try:
+        return orjson.loads(b"".join(m.get("body", b"") for m in messages))
+    except orjson.JSONDecodeError:
+        return None
+
+
 def _expiring_mid_list(app: Any, server: Server[Any], pages: Pages) -> Any:
     """``app``, but an armed ``Pages`` ends every session (and starts a new
     generation) before a ``tools/list`` request with a cursor reaches the SDK,
@@ -281,29 +305,43 @@ def _expiring_mid_list(app: Any, server: Server[Any], pages: Pages) -> Any:
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or not pages.armed:
             return await app(scope, receive, send)
-        messages = [await receive()]
-        while messages[-1].get("more_body"):
-            messages.append(await receive())
-        try:
-            rpc = orjson.loads(b"".join(m.get("body", b"") for m in messages))
-        except orjson.JSONDecodeError:
-            rpc = None
+        messages, replay = await _body(receive)
+        rpc = _rpc(messages)
         if (isinstance(rpc, dict) and rpc.get("method") == "tools/list"
                 and (rpc.get("params") or {}).get("cursor")):
             pages.armed -= 1
             pages.generation += 1
             await _end_sessions(server)
-        body = iter(messages)
-
-        async def replay() -> Any:
-            return next(body, None) or await receive()
-
         await app(scope, replay, send)
 
     return wrapped
 
 
-def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | None = None) -> None:
+def _cutting(app: Any) -> Any:
+    """``app``, but the response to a ``tools/call`` of ``echo`` with the text
+    ``"cut"`` is cut after its headers (the connection dropped, as a proxy's
+    idle timeout drops a long call's): the session and the server live on."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        messages, replay = await _body(receive)
+        rpc = _rpc(messages)
+        params = (rpc.get("params") or {}) if isinstance(rpc, dict) else {}
+        cut = params.get("name") == "echo" and (params.get("arguments") or {}).get("text") == "cut"
+
+        async def cutting(message: Any) -> None:
+            if cut and message["type"] == "http.response.body":
+                raise ConnectionResetError("the test server cut this response")
+            await send(message)
+
+        await app(scope, replay, cutting)
+
+    return wrapped
+
+
+def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | None = None,
+               cut: bool = False) -> None:
     """Streamable HTTP (or SSE) on 127.0.0.1: the socket is bound and listening
     before "PORT <n>" is printed, so a client connecting then is queued, never
     refused."""
@@ -347,6 +385,8 @@ def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | Non
             Route("/expire-mid-list", endpoint=expire_mid_list, methods=["POST"])])
         if pages is not None:
             app = _expiring_mid_list(app, server, pages)
+        if cut:
+            app = _cutting(app)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(uvicorn.Server(config).serve, [sock])
@@ -368,7 +408,8 @@ def main() -> None:
                    generated="--generated-schemas" in sys.argv, pages=pages,
                    grow="--grow" in sys.argv)
     if "--http" in sys.argv or "--sse" in sys.argv:
-        serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages)
+        serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages,
+                   cut="--cut" in sys.argv)
     else:
         anyio.run(serve_stdio, server)
 

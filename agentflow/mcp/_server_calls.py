@@ -42,6 +42,8 @@ class _Default:
 _DEFAULT = _Default()
 _T = TypeVar("_T")
 _EXPIRED = "the server no longer knows the session (it restarted or ended it)"
+_PING_LIMIT = 5.0
+"""Seconds a ping may take to show that the session outlived a cut request (``_only_cut``)."""
 
 
 def sendable(server: str, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -145,7 +147,9 @@ class ServerCalls:
             MCPTimeoutError: no result within the timeout (the SDK sends the
                 server a cancellation).
             MCPConnectionError: the connection was lost (the server exited,
-                the endpoint went away): the next call reconnects first.
+                the endpoint went away): the next call reconnects first; or,
+                over HTTP, only this call's connection was cut (the session
+                answered a ping and is kept): it may or may not have run.
             MCPReconnectError: the connection had been lost and could not be
                 opened again (the process did not start, the URL did not answer).
             ToolError: the server answered with a JSON-RPC error (an unknown
@@ -199,7 +203,8 @@ class ServerCalls:
         except SDKError as exc:
             refused = exc.error.code == INVALID_REQUEST and session in self._expired
             if not (refused and self.reconnect):
-                raise self._error(exc, what, limit, session) from exc
+                cut = await self._only_cut(exc, session)
+                raise self._error(exc, what, limit, session, cut=cut) from exc
             if session is self._session:  # (else another call has opened a new one)
                 self._lost = self._lost or _EXPIRED
         session = await self._session_for_call()
@@ -207,7 +212,27 @@ class ServerCalls:
             with self._in_flight.on(session):
                 return await request(session)
         except SDKError as exc:
-            raise self._error(exc, what, limit, session) from exc
+            cut = await self._only_cut(exc, session)
+            raise self._error(exc, what, limit, session, cut=cut) from exc
+
+    async def _only_cut(self, exc: SDKError, session: ClientSession) -> bool:
+        """Whether a request's closed connection (``CONNECTION_CLOSED``) over
+        HTTP lost that request only: its response stream was cut (a proxy's
+        idle timeout, a network blip) while the server and the session live
+        on, as a ``ping`` on the session answered within ``_PING_LIMIT``
+        seconds says. Then the session is kept: a reconnection would have
+        closed it under the other calls still waiting on it, other users'
+        too. Over stdio a closed connection is the process gone."""
+        if (exc.error.code != CONNECTION_CLOSED or self.target.kind == "stdio"
+                or session is not self._session or self._lost is not None):
+            return False
+        with anyio.move_on_after(min(_PING_LIMIT, self.connect_timeout)):
+            try:
+                await session.send_ping()
+            except SDKError:
+                return False
+            return True
+        return False
 
     async def _session_for_call(self) -> ClientSession:
         """The open session, reconnected first if its connection was lost.
@@ -237,12 +262,19 @@ class ServerCalls:
         return self._session
 
     def _error(self, exc: SDKError, what: str, limit: float | None = None,
-               session: ClientSession | None = None) -> Exception:
+               session: ClientSession | None = None, *, cut: bool = False) -> Exception:
         """An SDK ``MCPError`` as agentflow's error for it (``session``: the
-        one that met it, marked lost if it is still the open one)."""
+        one that met it, marked lost if it is still the open one, unless
+        only the request's connection was ``cut``: ``_only_cut``)."""
         target = self.target.describe()
         code = exc.error.code
         current = session is None or session is self._session
+        if cut:
+            return MCPConnectionError(
+                f"MCP server {self.name!r} ({target}): the connection carrying {what} was cut "
+                "before its result came, so it may or may not have run; the server and the "
+                "session are still up (they answered a ping), and the other calls go on",
+                server=self.name, target=target)
         if code == REQUEST_TIMEOUT:
             return MCPTimeoutError(
                 f"MCP server {self.name!r} ({target}): {what} gave no result within "
