@@ -154,13 +154,18 @@ class HTTPTarget:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        # the SDK's defaults (30 s, reads 300 s: a response stream may stay open)
         async def on_response(response: httpx2.Response) -> None:
             if response.status_code == 404 and _SESSION_HEADER in response.request.headers:
                 expired()
 
+        # the SDK's defaults (30 s, reads 300 s: a response stream may stay open), but no
+        # limit on the wait for a free connection: each call waiting on the server holds
+        # one (its response stream) of the pool's 100, and a call that waited past the
+        # pool timeout failed with an exception that ended the SDK's transport, so every
+        # call on the session failed; a call's own timeout bounds its wait (its
+        # cancellation leaves the queue cleanly)
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(
-            self.http_timeout, read=max(300.0, self.http_timeout)),
+            self.http_timeout, read=max(300.0, self.http_timeout), pool=None),
             event_hooks={"response": [on_response]})
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(self.url, http_client=client))
