@@ -31,8 +31,9 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
 Tools: ``add`` (text and structured content), ``echo``, ``lookup`` (a
 product's price, structured), ``slow`` (sleeps), ``crash`` (the process
 exits mid-call), ``image`` (an image block and text), ``fail`` (an
-``isError`` result), ``text.upper`` (a name with a dot), and ``unlock`` (adds
-the ``secret`` tool and sends ``notifications/tools/list_changed``); with
+``isError`` result), ``text.upper`` (a name with a dot), ``unlock`` (adds
+the ``secret`` tool and sends ``notifications/tools/list_changed``), and
+``big`` (a text of some megabytes); with
 ``--generated-schemas``, ``route`` and ``outline`` (schemas with JSON
 pointer ``$ref``s, as zod-to-json-schema writes them) and ``search`` (an
 optional integer and a discriminated union, as pydantic writes them).
@@ -86,6 +87,8 @@ BASE_TOOLS = [
                input_schema=_schema({"text": {"type": "string"}})),
     types.Tool(name="unlock", description="Make the secret tool available.",
                input_schema=_schema({})),
+    types.Tool(name="big", description="A text of the given size.",
+               input_schema=_schema({"megabytes": {"type": "number"}})),
 ]
 SECRET = types.Tool(name="secret", description="The secret number.", input_schema=_schema({}))
 BAD_TOOLS = [
@@ -238,6 +241,8 @@ def build(bad_schema: bool = False, reserved: bool = False,
             return types.CallToolResult(content=text(orjson.dumps(args).decode()))
         if name == "outline":
             return types.CallToolResult(content=text(f"{_sections(args['section'])} sections"))
+        if name == "big":
+            return types.CallToolResult(content=text("x" * int(float(args["megabytes"]) * 2**20)))
         if name == "unlock":
             unlocked = True
             await ctx.session.send_tool_list_changed()

@@ -25,7 +25,13 @@ from mcp import ClientSession
 from agentflow.errors import ToolNameError
 from agentflow.mcp._server_calls import InFlight
 from agentflow.mcp._server_session import ServerSession
-from agentflow.mcp._transports import HTTPTarget, StdioTarget, Target, stdio_target
+from agentflow.mcp._transports import (
+    MAX_RESULT_BYTES,
+    HTTPTarget,
+    StdioTarget,
+    Target,
+    stdio_target,
+)
 from agentflow.tools import TOOL_NAME_PATTERN, Tool
 
 __all__ = ["MCPServer"]
@@ -153,11 +159,20 @@ class MCPServer(ServerSession):
 
     @classmethod
     def http(cls, url: str, *, headers: Mapping[str, str] | None = None,
-             **options: Any) -> MCPServer:
+             max_result_bytes: int | None = MAX_RESULT_BYTES, **options: Any) -> MCPServer:
         """A server at ``url`` over streamable HTTP (the MCP endpoint, e.g.
         ``http://127.0.0.1:8000/mcp``); ``headers`` go with every request.
-        ``options``: as the constructor."""
-        return cls(HTTPTarget(url, headers), **options)
+        ``max_result_bytes``: the largest result (one SSE event) the server
+        may send, default 32 MiB (``None``: no limit); a larger one fails its
+        call with a ``ToolError`` naming the limit. ``options``: as the
+        constructor.
+
+        Raises:
+            ValueError: ``max_result_bytes`` is not positive.
+        """
+        if max_result_bytes is not None and max_result_bytes <= 0:
+            raise ValueError(f"max_result_bytes must be positive or None, got {max_result_bytes!r}")
+        return cls(HTTPTarget(url, headers, max_result_bytes=max_result_bytes), **options)
 
     @classmethod
     def sse(cls, url: str, *, headers: Mapping[str, str] | None = None,

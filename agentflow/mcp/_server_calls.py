@@ -13,6 +13,7 @@ attributes ``MCPServer`` sets."""
 from __future__ import annotations
 
 import math
+import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,8 +43,21 @@ class _Default:
 _DEFAULT = _Default()
 _T = TypeVar("_T")
 _EXPIRED = "the server no longer knows the session (it restarted or ended it)"
+_OVER_LIMIT = re.compile(r"exceeded the (\d+) byte limit")
+"""The SDK's reason for a streamable HTTP response whose SSE event was over its
+``max_sse_event_size`` (httpx2's ``SSEError``: "Server-sent event exceeded the
+N byte limit.")."""
+_GENERIC_CLOSE = frozenset({"", "Connection closed"})
+"""The SDK's reasons for a closed connection that say no more than that."""
 _PING_LIMIT = 5.0
 """Seconds a ping may take to show that the session outlived a cut request (``_only_cut``)."""
+
+
+def _said(exc: SDKError) -> str:
+    """`` (the SDK: <its reason>)`` for a closed connection whose reason says
+    more than that (an SSE stream that ended without a response), else ``""``."""
+    reason = exc.error.message.strip()
+    return "" if reason in _GENERIC_CLOSE else f" (the SDK: {mask_secrets(reason)})"
 
 
 def sendable(server: str, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -224,6 +238,7 @@ class ServerCalls:
         closed it under the other calls still waiting on it, other users'
         too. Over stdio a closed connection is the process gone."""
         if (exc.error.code != CONNECTION_CLOSED or self.target.kind == "stdio"
+                or _OVER_LIMIT.search(exc.error.message)
                 or session is not self._session or self._lost is not None):
             return False
         with anyio.move_on_after(min(_PING_LIMIT, self.connect_timeout)):
@@ -269,12 +284,18 @@ class ServerCalls:
         target = self.target.describe()
         code = exc.error.code
         current = session is None or session is self._session
+        if code == CONNECTION_CLOSED and (over := _OVER_LIMIT.search(exc.error.message)):
+            return ToolError(
+                f"MCP server {self.name!r}: {what} answered with a message over the "
+                f"{int(over[1]):,} bytes its transport reads in one event, so the result is "
+                "lost though the tool ran (raise the limit: MCPServer.http(..., "
+                "max_result_bytes=...))")
         if cut:
             return MCPConnectionError(
                 f"MCP server {self.name!r} ({target}): the connection carrying {what} was cut "
                 "before its result came, so it may or may not have run; the server and the "
-                "session are still up (they answered a ping), and the other calls go on",
-                server=self.name, target=target)
+                f"session are still up (they answered a ping), and the other calls go on"
+                f"{_said(exc)}", server=self.name, target=target)
         if code == REQUEST_TIMEOUT:
             return MCPTimeoutError(
                 f"MCP server {self.name!r} ({target}): {what} gave no result within "
@@ -291,6 +312,6 @@ class ServerCalls:
             return MCPConnectionError(
                 f"MCP server {self.name!r} ({target}) "
                 f"{'closed the connection' if closed else 'lost its session'} during {what}: "
-                f"{why}{then}", server=self.name, target=target)
+                f"{why}{then}{_said(exc)}", server=self.name, target=target)
         return ToolError(f"MCP server {self.name!r} answered {what} with error {code}: "
                          f"{mask_secrets(exc.error.message)}")

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
 
-__all__ = ["HTTPTarget", "StdioTarget", "Target"]
+__all__ = ["MAX_RESULT_BYTES", "HTTPTarget", "StdioTarget", "Target"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
 """Environment variable and option names whose values are masked wherever they could appear."""
@@ -112,16 +112,25 @@ class StdioTarget:
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))
 
 
+MAX_RESULT_BYTES = 32 * 1024 * 1024
+"""The largest message (a tool's result) a streamable HTTP server may send in
+one SSE event, by default: the SDK's own default, 1 MiB, failed a screenshot
+tool's result (a PNG in base64) that stdio carries whole."""
+
+
 @dataclass(frozen=True, slots=True)
 class HTTPTarget:
     """A server at ``url``, over streamable HTTP (``sse=False``) or the
     legacy HTTP+SSE transport. ``headers`` go with every request
-    (``Authorization``...)."""
+    (``Authorization``...). ``max_result_bytes``: the largest message the
+    server may send in one SSE event over streamable HTTP (``None``: no
+    limit); the legacy transport's is its HTTP client's, 1 MiB."""
 
     url: str
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     sse: bool = False
     http_timeout: float = 30.0
+    max_result_bytes: int | None = MAX_RESULT_BYTES
 
     def __post_init__(self) -> None:
         for value in (self.headers or {}).values():
@@ -168,7 +177,8 @@ class HTTPTarget:
             self.http_timeout, read=max(300.0, self.http_timeout), pool=None),
             event_hooks={"response": [on_response]})
         await stack.enter_async_context(client)
-        return await stack.enter_async_context(streamable_http_client(self.url, http_client=client))
+        return await stack.enter_async_context(streamable_http_client(
+            self.url, http_client=client, max_sse_event_size=self.max_result_bytes))
 
 
 Target = StdioTarget | HTTPTarget
