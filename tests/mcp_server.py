@@ -16,6 +16,10 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
     python tests/mcp_server.py --http --cut    # a tools/call of ``echo`` with the text "cut"
                                     # has its response stream cut after its headers (a proxy's
                                     # idle timeout); the server and the session live on
+    python tests/mcp_server.py --http --token T  # POSTs need "Authorization: Bearer T", else
+                                    # 401; POST /revoke refuses T from then on, POST /overload
+                                    # answers the next POST 503 as a gateway does
+                                    # (tests/mcp_http_faults.py)
     python tests/mcp_server.py --grow          # also lists ``grow``, which adds the tool it
                                     # names (with a schema no model takes when ``bad``) and
                                     # sends notifications/tools/list_changed
@@ -54,6 +58,7 @@ import orjson
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp_http_faults import cutting, guarded, read_body, rpc_of  # (beside this script)
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
@@ -281,27 +286,6 @@ async def _end_sessions(server: Server[Any]) -> int:
     return len(sessions)
 
 
-async def _body(receive: Any) -> tuple[list[Any], Any]:
-    """The request's body messages, read whole, and a ``receive`` that replays them."""
-    messages = [await receive()]
-    while messages[-1].get("more_body"):
-        messages.append(await receive())
-    body = iter(messages)
-
-    async def replay() -> Any:
-        return next(body, None) or await receive()
-
-    return messages, replay
-
-
-def _rpc(messages: list[Any]) -> Any:
-    """The JSON-RPC message a request's body holds, or ``None``."""
-    try:
-        return orjson.loads(b"".join(m.get("body", b"") for m in messages))
-    except orjson.JSONDecodeError:
-        return None
-
-
 def _expiring_mid_list(app: Any, server: Server[Any], pages: Pages) -> Any:
     """``app``, but an armed ``Pages`` ends every session (and starts a new
     generation) before a ``tools/list`` request with a cursor reaches the SDK,
@@ -310,8 +294,8 @@ def _expiring_mid_list(app: Any, server: Server[Any], pages: Pages) -> Any:
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or not pages.armed:
             return await app(scope, receive, send)
-        messages, replay = await _body(receive)
-        rpc = _rpc(messages)
+        messages, replay = await read_body(receive)
+        rpc = rpc_of(messages)
         if (isinstance(rpc, dict) and rpc.get("method") == "tools/list"
                 and (rpc.get("params") or {}).get("cursor")):
             pages.armed -= 1
@@ -322,31 +306,8 @@ def _expiring_mid_list(app: Any, server: Server[Any], pages: Pages) -> Any:
     return wrapped
 
 
-def _cutting(app: Any) -> Any:
-    """``app``, but the response to a ``tools/call`` of ``echo`` with the text
-    ``"cut"`` is cut after its headers (the connection dropped, as a proxy's
-    idle timeout drops a long call's): the session and the server live on."""
-
-    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            return await app(scope, receive, send)
-        messages, replay = await _body(receive)
-        rpc = _rpc(messages)
-        params = (rpc.get("params") or {}) if isinstance(rpc, dict) else {}
-        cut = params.get("name") == "echo" and (params.get("arguments") or {}).get("text") == "cut"
-
-        async def cutting(message: Any) -> None:
-            if cut and message["type"] == "http.response.body":
-                raise ConnectionResetError("the test server cut this response")
-            await send(message)
-
-        await app(scope, replay, cutting)
-
-    return wrapped
-
-
 def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | None = None,
-               cut: bool = False) -> None:
+               cut: bool = False, token: str | None = None) -> None:
     """Streamable HTTP (or SSE) on 127.0.0.1: the socket is bound and listening
     before "PORT <n>" is printed, so a client connecting then is queued, never
     refused."""
@@ -391,7 +352,9 @@ def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | Non
         if pages is not None:
             app = _expiring_mid_list(app, server, pages)
         if cut:
-            app = _cutting(app)
+            app = cutting(app)
+        if token is not None:
+            app = guarded(app, token)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(uvicorn.Server(config).serve, [sock])
@@ -414,7 +377,7 @@ def main() -> None:
                    grow="--grow" in sys.argv)
     if "--http" in sys.argv or "--sse" in sys.argv:
         serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages,
-                   cut="--cut" in sys.argv)
+                   cut="--cut" in sys.argv, token=_flag("--token"))
     else:
         anyio.run(serve_stdio, server)
 

@@ -55,6 +55,7 @@ The tree::
     │   ├── MCPServerStartError           it could not start, connect or complete the handshake
     │   ├── MCPConnectionError            the connection was lost (the process exited mid-call)
     │   │   └── MCPReconnectError         the next call could not reconnect (.lost)
+    │   ├── MCPStatusError                an HTTP error status, no JSON-RPC error (.status: 401...)
     │   └── MCPTimeoutError               a tool call passed its timeout (.tool, .timeout)
     ├── StrayCancelError                  a CancelledError nobody asked for ended one input's work
     ├── ToolError                         raised by a tool to return an error result on purpose
@@ -115,6 +116,7 @@ from agentflow.errors._mcp import (
     MCPNotRunningError,
     MCPReconnectError,
     MCPServerStartError,
+    MCPStatusError,
     MCPTimeoutError,
     MCPToolSchemaError,
 )
@@ -207,6 +209,7 @@ __all__ = [
     "MCPNotRunningError",
     "MCPReconnectError",
     "MCPServerStartError",
+    "MCPStatusError",
     "MCPTimeoutError",
     "MCPToolSchemaError",
     "MediaTypeError",

@@ -27,9 +27,15 @@ from pydantic_core import to_jsonable_python
 
 from agentflow._clean_text import clean_data
 from agentflow._secrets import mask_secrets
-from agentflow.errors import InvalidInputError, MCPConnectionError, MCPTimeoutError, ToolError
+from agentflow.errors import (
+    InvalidInputError,
+    MCPConnectionError,
+    MCPStatusError,
+    MCPTimeoutError,
+    ToolError,
+)
 from agentflow.mcp._results import MCPToolResult, read_result
-from agentflow.mcp._transports import Target
+from agentflow.mcp._transports import HTTP_STATUS, Target
 from agentflow.tools import Tool
 
 __all__ = ["InFlight", "ServerCalls", "sendable"]
@@ -51,6 +57,29 @@ _GENERIC_CLOSE = frozenset({"", "Connection closed"})
 """The SDK's reasons for a closed connection that say no more than that."""
 _PING_LIMIT = 5.0
 """Seconds a ping may take to show that the session outlived a cut request (``_only_cut``)."""
+
+
+_STATUS_MEANS = {401: "its credentials were refused: a missing or expired token",
+                 403: "its credentials may not do this", 429: "rate limited",
+                 500: "the server, or a gateway before it, failed"}
+"""What an HTTP status a server answered says, for ``MCPStatusError``'s message
+(a 5xx by its hundred)."""
+
+
+def _http_status(exc: SDKError) -> dict[str, Any] | None:
+    """The HTTP status ``_transports``' status transport put in the error's data."""
+    data = exc.error.data
+    status = data.get(HTTP_STATUS) if isinstance(data, dict) else None
+    return status if isinstance(status, dict) and isinstance(status.get("status"), int) else None
+
+
+def _seconds(value: Any) -> float | None:
+    """A ``Retry-After`` of seconds, or ``None`` (an HTTP date, or none)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _said(exc: SDKError) -> str:
@@ -313,5 +342,14 @@ class ServerCalls:
                 f"MCP server {self.name!r} ({target}) "
                 f"{'closed the connection' if closed else 'lost its session'} during {what}: "
                 f"{why}{then}{_said(exc)}", server=self.name, target=target)
+        if (status := _http_status(exc)) is not None:
+            number = int(status["status"])
+            reason = f" {status['reason']}" if status.get("reason") else ""
+            means = _STATUS_MEANS.get(number) or _STATUS_MEANS.get(number // 100 * 100)
+            return MCPStatusError(
+                f"MCP server {self.name!r} ({target}) answered {what} with HTTP {number}{reason}"
+                f"{f' ({means})' if means else ''}: {mask_secrets(exc.error.message)}",
+                server=self.name, target=target, status=number,
+                retry_after=_seconds(status.get("retry_after")))
         return ToolError(f"MCP server {self.name!r} answered {what} with error {code}: "
                          f"{mask_secrets(exc.error.message)}")

@@ -26,10 +26,13 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+import orjson
+from mcp_types import INTERNAL_ERROR
+
 from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
 
-__all__ = ["MAX_RESULT_BYTES", "HTTPTarget", "StdioTarget", "Target"]
+__all__ = ["HTTP_STATUS", "MAX_RESULT_BYTES", "HTTPTarget", "StdioTarget", "Target"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
 """Environment variable and option names whose values are masked wherever they could appear."""
@@ -175,13 +178,58 @@ class HTTPTarget:
         # cancellation leaves the queue cleanly)
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(
             self.http_timeout, read=max(300.0, self.http_timeout), pool=None),
-            event_hooks={"response": [on_response]})
+            event_hooks={"response": [on_response]},
+            transport=_status_transport(httpx2.AsyncHTTPTransport()))
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(
             self.url, http_client=client, max_sse_event_size=self.max_result_bytes))
 
 
 Target = StdioTarget | HTTPTarget
+
+HTTP_STATUS = "agentflow_http_status"
+"""The key, in the ``data`` of the JSON-RPC error ``_StatusTransport`` writes, of
+the HTTP status (and ``retry_after``, ``reason``) the server answered."""
+
+
+def _status_transport(inner: Any) -> Any:
+    """An httpx2 transport over ``inner`` that turns a POST's error status
+    whose body is no JSON-RPC error (a 401 of an expired token, a 429, a
+    gateway's 502) into a JSON-RPC error naming it (``data[HTTP_STATUS]``):
+    the SDK surfaces the server's JSON-RPC error, but for any other body
+    says only "Server returned an error response". A 404 is left to the SDK
+    (its session expiry)."""
+    import httpx2
+
+    class _StatusTransport(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response: httpx2.Response = await inner.handle_async_request(request)
+            if request.method != "POST" or response.status_code < 400 or \
+                    response.status_code == 404:
+                return response
+            body = await response.aread()
+            await response.aclose()
+            try:
+                rpc = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                rpc = None
+            if isinstance(rpc, dict) and isinstance(rpc.get("error"), dict):
+                return httpx2.Response(response.status_code, request=request, content=body,
+                                       headers={"content-type": "application/json"})
+            text = " ".join(body.decode("utf-8", "replace").split())[:300]
+            error = {"code": INTERNAL_ERROR, "message": text or "no message", "data": {
+                HTTP_STATUS: {"status": response.status_code,
+                              "reason": response.reason_phrase,
+                              "retry_after": response.headers.get("retry-after")}}}
+            return httpx2.Response(
+                response.status_code, request=request,
+                headers={"content-type": "application/json"},
+                content=orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return _StatusTransport()
 
 
 def stdio_target(command: str, args: Sequence[str], env: Mapping[str, str] | None,
