@@ -20,6 +20,7 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
                                     # 401; POST /revoke refuses T from then on, POST /overload
                                     # answers the next POST 503 as a gateway does
                                     # (tests/mcp_http_faults.py)
+    python tests/mcp_server.py --latin1        # stdio written in Latin-1, not UTF-8
     python tests/mcp_server.py --grow          # also lists ``grow``, which adds the tool it
                                     # names (with a schema no model takes when ``bad``) and
                                     # sends notifications/tools/list_changed
@@ -272,8 +273,15 @@ def _options(server: Server[Any]) -> Any:
     return server.create_initialization_options(NotificationOptions(tools_changed=True))
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
+async def serve_stdio(server: Server[Any], latin1: bool = False) -> None:
+    """Over stdin/stdout; ``latin1``: stdout written in Latin-1 (a server that writes its
+    platform's encoding, cp1252 on Windows, instead of UTF-8)."""
+    stdout = None
+    if latin1:
+        from io import TextIOWrapper
+
+        stdout = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="latin-1"))
+    async with stdio_server(stdout=stdout) as (read, write):
         await server.run(read, write, _options(server))
 
 
@@ -379,7 +387,7 @@ def main() -> None:
         serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages,
                    cut="--cut" in sys.argv, token=_flag("--token"))
     else:
-        anyio.run(serve_stdio, server)
+        anyio.run(serve_stdio, server, "--latin1" in sys.argv)
 
 
 if __name__ == "__main__":

@@ -109,8 +109,13 @@ class StdioTarget:
         ``expired`` is for HTTP (a process has no session to expire)."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        # bytes that are not UTF-8 (a child process of the server writing to the stdout it
+        # inherited, a Latin-1 file's content) read as U+FFFD: the SDK's strict decoding
+        # ended its reader inside a drain that lasts as long as the process, so that call
+        # and every later one waited for their timeouts (without one, for ever)
         params = StdioServerParameters(command=self.command, args=list(self.args),
-                                       env=dict(self.env) if self.env else None, cwd=self.cwd)
+                                       env=dict(self.env) if self.env else None, cwd=self.cwd,
+                                       encoding_error_handler="replace")
         errlog = self.stderr or sys.stderr
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))
 
