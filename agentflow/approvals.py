@@ -41,7 +41,6 @@ already decided raises ``AlreadyDecidedError``.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,7 +50,8 @@ from agentflow.errors import AlreadyDecidedError, InvalidInputError, ToolNameErr
 from agentflow.events import ApprovalRequested, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import WAITING_CALLS, Act, Middleware, ModelRequest
-from agentflow.tools import TOOL_NAME_PATTERN, sanitize_tool_name
+from agentflow.tools import TOOL_NAME_PATTERN
+from agentflow.tools.names import renamings
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
@@ -106,7 +106,7 @@ class RequireApproval(Middleware):
     calls ``fs_write_file`` (``prefix="fs"``), ``"files.read"`` for one it
     calls ``files_read_1a2b3c4d`` (made valid). So before each model request
     a name the request does not offer is checked against those it does
-    (``_renamed``): one the agent offers renamed so, or a name no tool can
+    (``agentflow.tools.names.renamings``): one the agent offers renamed so, or a name no tool can
     have, fails the call before the model is asked (``ToolNameError``). A
     name no tool answers to yet (one an MCP server adds later) is kept.
 
@@ -136,7 +136,7 @@ class RequireApproval(Middleware):
             return
         offered = {t.name for t in request.tools}
         for name in sorted(self._names - offered):
-            renamed = _renamed(name, offered)
+            renamed = renamings(name, offered)
             if renamed or not TOOL_NAME_PATTERN.fullmatch(name):
                 use = (f"this agent calls it {' or '.join(map(repr, renamed))} (the name the model "
                        "sees: an MCP server's prefix, or its name made valid, included); name "
@@ -171,17 +171,6 @@ class RequireApproval(Middleware):
             ex.emit(ApprovalRequested(tuple(ToolUse(c.id, c.name, dict(c.input))
                                             for c in calls)))
         return False
-
-
-def _renamed(name: str, offered: Collection[str]) -> list[str]:
-    """The tools of ``offered`` that are ``name`` as an agent renames a tool of
-    an MCP server: prefixed (``fs_write_file``), made valid
-    (``sanitize_tool_name``: ``files_read_1a2b3c4d``), or both."""
-    valid = sanitize_tool_name(name)
-    if valid == name:
-        return sorted(o for o in offered if o.endswith(f"_{name}"))
-    stem = re.escape(valid[:-9])  # the made-valid name without its hash of the original
-    return sorted(o for o in offered if o == valid or re.fullmatch(rf".+_{stem}_[0-9a-f]{{8}}", o))
 
 
 def is_approval_pending(result: ToolResult) -> bool:
@@ -334,10 +323,16 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         AlreadyDecidedError: a decision names a call an earlier request
             decided (nothing runs).
         InvalidInputError: no call is pending, a pending call has no
-            decision, or a decision names a call that is not pending.
+            decision, a decision names a call that is not pending, or an
+            edited input does not fit its tool (``Tool.check_arguments``,
+            naming the fields): nothing is decided, the person may edit again.
+        MCPNotRunningError (a ``UsageError``): a tool source of the agent
+            cannot give its tools (an MCP server outside its ``async
+            with``); nothing is decided.
         as ``checkpoint`` (e.g. ``StateConflictError``: nothing ran).
     """
     index, calls = _check_decisions(state, decisions)
+    _check_runnable(agent, calls, decisions)
     outcomes: dict[str, ToolResultBlock] = {}
     runs: list[ToolUseBlock] = []
     edited: dict[str, ToolUseBlock] = {}
@@ -365,6 +360,29 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         if cancelled:
             rearm_cancel()
     return [outcomes[c.id] for c in calls]
+
+
+def _check_runnable(agent: ReActAgent, calls: list[ToolUseBlock],
+                    decisions: Mapping[str, Decision]) -> None:
+    """Refuse decisions whose calls could not run as decided, before any is
+    decided: a claimed call never runs again, so an edit that does not fit
+    its tool, or a tool source that is not running, used up the person's
+    approval on an error result the model read.
+
+    Raises:
+        InvalidInputError / MCPNotRunningError: see ``resolve_approvals``.
+    """
+    for source in agent.toolkit.sources:
+        if not source.tools_ready:
+            source.current_tools()  # raises, naming the source (MCPNotRunningError)
+    for call in calls:
+        decision = decisions[call.id]
+        if not isinstance(decision, Approve) or decision.input is None:
+            continue
+        tool = agent.toolkit.get(call.name)
+        if tool is not None and (problem := tool.check_arguments(decision.input)):
+            raise InvalidInputError(f"the edited input of call {call.id} does not fit: "
+                                    f"{problem}\nNothing was decided: edit the call again")
 
 
 async def _run_and_record(agent: ReActAgent, state: AgentState, index: int,
