@@ -82,8 +82,10 @@ BASE_TOOLS = [
     types.Tool(name="lookup", description="The price of a product, by SKU.",
                input_schema=_schema({"sku": {"type": "string", "description": "the SKU"}}),
                output_schema=_schema({"sku": {"type": "string"}, "price": {"type": "number"}})),
-    types.Tool(name="slow", description="Sleep for some seconds, then answer.",
-               input_schema=_schema({"seconds": {"type": "number"}})),
+    types.Tool(name="slow", description="Sleep for some seconds, then answer; cancelled, "
+               "create the file mark names.",
+               input_schema=_schema({"seconds": {"type": "number"}, "mark": {"type": "string"}},
+                                    required=["seconds"])),
     types.Tool(name="crash", description="Exit the server process in the middle of the call.",
                input_schema=_schema({})),
     types.Tool(name="image", description="A 1x1 PNG image.", input_schema=_schema({})),
@@ -222,7 +224,12 @@ def build(bad_schema: bool = False, reserved: bool = False,
             return types.CallToolResult(content=text(f"{args['sku']}: {price}"),
                                         structured_content=data)
         if name == "slow":
-            await anyio.sleep(float(args["seconds"]))
+            try:
+                await anyio.sleep(float(args["seconds"]))
+            except anyio.get_cancelled_exc_class():
+                if args.get("mark"):  # (notifications/cancelled reached the server)
+                    os.close(os.open(str(args["mark"]), os.O_CREAT | os.O_WRONLY))
+                raise
             return types.CallToolResult(content=text("done"))
         if name == "crash":
             sys.stdout.flush()
