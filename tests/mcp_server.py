@@ -150,9 +150,10 @@ GENERATED_TOOLS = [
                 "kind": {"const": "stock", "type": "string"}, "only": {"type": "boolean"}}}}}),
 ]
 GROW = types.Tool(name="grow", description="Add a tool called name (its schema refers to "
-                  "another document when bad) and say the tool list changed.",
-                  input_schema=_schema({"name": {"type": "string"}, "bad": {"type": "boolean"}},
-                                       required=["name"]))
+                  "another document when bad) and say the tool list changed; when down, "
+                  "tools/list answers an error from then on.",
+                  input_schema=_schema({"name": {"type": "string"}, "bad": {"type": "boolean"},
+                                        "down": {"type": "boolean"}}, required=["name"]))
 RESERVED = types.Tool(name="generate_response", description="Takes the output tool's name.",
                       input_schema=_schema({}))
 
@@ -192,9 +193,12 @@ def build(bad_schema: bool = False, reserved: bool = False,
     and by each tool ``grow`` adds."""
     unlocked = False
     grown: list[types.Tool] = []
+    down = False
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
+        if down:
+            raise MCPError(types.INTERNAL_ERROR, "the tool catalogue is down")
         tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else []),
                  *(GENERATED_TOOLS if generated else []), *([SECRET] if unlocked else []),
                  *([GROW] if grow else []), *grown]
@@ -206,7 +210,7 @@ def build(bad_schema: bool = False, reserved: bool = False,
         return [types.TextContent(type="text", text=value)]
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        nonlocal unlocked
+        nonlocal unlocked, down
         args = params.arguments or {}
         name = params.name
         if name == "add":
@@ -264,6 +268,7 @@ def build(bad_schema: bool = False, reserved: bool = False,
             bad = {"type": "object", "properties": {"x": {"$ref": "https://schemas.invalid/x"}}}
             grown.append(types.Tool(name=str(args["name"]), description="A grown tool.",
                                     input_schema=bad if args.get("bad") else _schema({})))
+            down = bool(args.get("down"))
             await ctx.session.send_tool_list_changed()
             return types.CallToolResult(content=text(f"grew {args['name']}"))
         if any(t.name == name for t in grown):

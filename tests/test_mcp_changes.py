@@ -76,3 +76,23 @@ async def test_a_tool_added_under_another_servers_tool_name_never_takes_it_over(
         with pytest.raises(ToolNameError, match=r"'b_echo': it comes from tool source 'A' and "
                                                 r"from tool source 'B'"):
             ReActAgent("y", FunctionModel(step), tools=[a, b])
+
+
+async def test_a_listing_that_fails_after_a_change_keeps_the_tools_as_last_listed(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The server says its tools changed, then answers ``tools/list`` with an
+    error: the listing raised ``ToolError`` before the next model request,
+    ending the call and every later one while it failed. The tools as last
+    listed serve on (logged), and the listing is tried again each request."""
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("grow", {"name": "later", "down": True})]),
+        Reply(tool_calls=[Call("echo", {"text": "still here"})]),
+        "done",
+    ])
+    async with grower() as server:
+        agent = ReActAgent("a", model, tools=[server])
+        assert (await agent.call("grow")).text == "done"
+        assert model.requests[2].messages[-1].tool_results[0].output == "still here"
+        assert "later" not in names(model.requests[2]) and "echo" in names(model.requests[2])
+        failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
+        assert len(failed) == 2 and "the tool catalogue is down" in failed[0].getMessage()

@@ -6,8 +6,9 @@ server's tools (``tools/list``, every page, all from one session) and declaring 
 reserved for structured output refused. A tool that cannot be declared is an
 error at start (``on_invalid_schema``); one a running server adds or changes
 (``notifications/tools/list_changed``) is left out, logged and kept in
-``skipped``, so that a server's change never ends the calls of every user of
-the tools that worked. The class holds no state of its own, only the
+``skipped``, and a listing that fails keeps the tools as last listed, so that
+a server's change never ends the calls of every user of the tools that
+worked. The class holds no state of its own, only the
 methods, over the attributes ``MCPServer`` sets."""
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from mcp.shared.exceptions import MCPError as SDKError
 
 from agentflow._logging import get_logger
 from agentflow.errors import (
+    MCPError,
     MCPNotRunningError,
     MCPToolSchemaError,
     ToolDefinitionError,
+    ToolError,
     ToolNameError,
 )
 from agentflow.mcp._declare import agent_tool_name, declare_tool
@@ -93,12 +96,12 @@ class ServerTools(ServerCalls):
 
     async def refresh_tools(self) -> None:
         """``ToolSource``: list the tools again if the server said they
-        changed since the last listing.
-
-        Raises:
-            MCPConnectionError: the server went away.
-            MCPToolSchemaError / ToolNameError: a new tool cannot be declared.
-        """
+        changed since the last listing. A listing that fails (the server
+        answers an error, times out, went away) leaves the tools as last
+        listed, logged (``mcp.refresh_failed``), and is tried again before the
+        next request: it ended the call under way, and every later call of
+        every user while it failed. A tool the change brings that cannot be
+        declared is left out (``_declare``). Never raises but a cancellation."""
         if not self._stale or self._session is None:
             return
         async with self._lock:
@@ -106,6 +109,10 @@ class ServerTools(ServerCalls):
                 self._stale = False
                 try:
                     await self._list(first=False)
+                except (MCPError, ToolError) as exc:
+                    self._stale = True
+                    _log.warning("mcp.refresh_failed", server=self.name, error=str(exc),
+                                 tools=len(self._tools))
                 except BaseException:
                     self._stale = True
                     raise
