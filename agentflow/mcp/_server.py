@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 from mcp import ClientSession
 
-from agentflow.errors import ToolNameError
+from agentflow.errors import ToolNameError, UsageError
 from agentflow.mcp._server_calls import InFlight
 from agentflow.mcp._server_session import ServerSession
 from agentflow.mcp._transports import (
@@ -132,6 +132,8 @@ class MCPServer(ServerSession):
         self._lost: str | None = None
         self._session: ClientSession | None = None
         self._entered = 0
+        self._owner: int | None = None
+        """The id of the task whose ``async with`` started the server (it owns its task group)."""
         self._tools: list[Tool] = []
         self._revision = 0
         self._stale = False
@@ -189,8 +191,31 @@ class MCPServer(ServerSession):
                 f"{state})")
 
     async def __aenter__(self) -> MCPServer:
+        """Start the server, or share it when this task's ``async with``
+        already did (nested ones).
+
+        Raises:
+            UsageError: another task's ``async with`` started it (or is
+                starting it): its task group is that task's, and the exit
+                that closed it from here failed with anyio's ``RuntimeError``
+                ("a cancel scope that isn't the current task's") after a
+                second process or session had been started.
+            as ``start``.
+        """
+        me = anyio.get_current_task().id
+        if self._owner is not None and self._owner != me:
+            raise UsageError(
+                f"MCP server {self.name!r} is running (or starting) in another task's "
+                "`async with`: enter it once where the app starts (a web app's lifespan, the "
+                "script's main) and let every task and agent use it; nested `async with` "
+                "blocks in that task share it")
         if self._entered == 0:
-            await self.start()
+            self._owner = me
+            try:
+                await self.start()
+            except BaseException:
+                self._owner = None
+                raise
         self._entered += 1
         return self
 
