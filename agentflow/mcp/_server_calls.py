@@ -306,10 +306,19 @@ class ServerCalls:
         return self._session
 
     def _error(self, exc: SDKError, what: str, limit: float | None = None,
-               session: ClientSession | None = None, *, cut: bool = False) -> Exception:
+               session: ClientSession | None = None, *, opening: bool = False,
+               cut: bool = False) -> Exception:
         """An SDK ``MCPError`` as agentflow's error for it (``session``: the
         one that met it, marked lost if it is still the open one, unless
-        only the request's connection was ``cut``: ``_only_cut``)."""
+        only the request's connection was ``cut``: ``_only_cut``).
+
+        A lost connection's message says what follows: during a call or a
+        later ``tools/list`` (a refresh), the next call reconnects first
+        (with ``reconnect``; a reconnection lists the tools again); while the
+        session is being opened (``opening``: ``initialize`` and the first
+        ``tools/list``, in ``start`` or a reconnection), nothing more: the
+        error fails that ``start`` (``MCPServerStartError``) or reconnection
+        (``MCPReconnectError``), which say so themselves."""
         target = self.target.describe()
         code = exc.error.code
         current = session is None or session is self._session
@@ -337,7 +346,7 @@ class ServerCalls:
             why = "the server process exited or the endpoint went away" if closed else _EXPIRED
             if current:
                 self._lost = self._lost or why
-            then = "; the next call reconnects" if self.reconnect and what[:4] == "tool" else ""
+            then = "; the next call reconnects" if self.reconnect and not opening else ""
             return MCPConnectionError(
                 f"MCP server {self.name!r} ({target}) "
                 f"{'closed the connection' if closed else 'lost its session'} during {what}: "

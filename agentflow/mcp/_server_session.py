@@ -189,7 +189,8 @@ class ServerSession(ServerTools):
                     try:
                         await session.initialize()
                     except SDKError as refused:
-                        raise self._error(refused, "initialize", self.connect_timeout) from refused
+                        raise self._error(refused, "initialize", self.connect_timeout,
+                                          opening=True) from refused
                     self._session = session
                     self._stale = False
                     try:

@@ -163,7 +163,7 @@ class ServerTools(ServerCalls):
         try:
             return await page(self._running())
         except SDKError as exc:
-            raise self._error(exc, "tools/list") from exc
+            raise self._error(exc, "tools/list", opening=True) from exc
 
     def _declare(self, listed: list[Any], set_up: bool) -> list[Tool]:
         """The agent ``Tool``s of ``listed``.
