@@ -1,10 +1,12 @@
 """The calls half of ``MCPServer`` (the base of ``_server_tools.ServerTools``,
 itself the base of ``MCPServer``): ``call_tool`` over the open session, with
 its timeout, and the SDK's ``MCPError`` as agentflow's error for it
-(``MCPTimeoutError``, ``MCPConnectionError``, ``ToolError``); a call on a
-lost connection reconnects first (``MCPServer._reconnect``), and a request
-the server refused for an expired session is sent again on a new one
-(``_request``). The arguments are made JSON first (``sendable``): the
+(``MCPTimeoutError``, ``MCPConnectionError``, ``MCPStatusError`` for an HTTP
+error status, ``ToolError``); a call on a lost connection reconnects first
+(``MCPServer._reconnect``), a request the server refused for an expired
+session is sent again on a new one (``_request``), and over HTTP a request
+whose own connection was cut while the session answers a ping fails alone
+(``_only_cut``). The arguments are made JSON first (``sendable``): the
 SDK writes every request of the session in one task, and a value it cannot
 write ended that task, and with it the session and every other call waiting
 on it. The class holds no state of its own, only the methods, over the
