@@ -192,6 +192,10 @@ class HTTPTarget:
 
 Target = StdioTarget | HTTPTarget
 
+_BODY_HEADERS = frozenset({"content-type", "content-length", "content-encoding",
+                           "transfer-encoding"})
+"""The headers that describe a response's body, which ``_status_transport`` replaces."""
+
 HTTP_STATUS = "agentflow_http_status"
 """The key, in the ``data`` of the JSON-RPC error ``_StatusTransport`` writes, of
 the HTTP status (and ``retry_after``, ``reason``) the server answered."""
@@ -214,21 +218,23 @@ def _status_transport(inner: Any) -> Any:
                 return response
             body = await response.aread()
             await response.aclose()
+            headers = [(k, v) for k, v in response.headers.multi_items()  # (WWW-Authenticate
+                       if k.lower() not in _BODY_HEADERS]  # kept; the body is a new one)
+            headers.append(("content-type", "application/json"))
             try:
                 rpc = orjson.loads(body)
             except orjson.JSONDecodeError:
                 rpc = None
             if isinstance(rpc, dict) and isinstance(rpc.get("error"), dict):
                 return httpx2.Response(response.status_code, request=request, content=body,
-                                       headers={"content-type": "application/json"})
+                                       headers=headers)
             text = " ".join(body.decode("utf-8", "replace").split())[:300]
             error = {"code": INTERNAL_ERROR, "message": text or "no message", "data": {
                 HTTP_STATUS: {"status": response.status_code,
                               "reason": response.reason_phrase,
                               "retry_after": response.headers.get("retry-after")}}}
             return httpx2.Response(
-                response.status_code, request=request,
-                headers={"content-type": "application/json"},
+                response.status_code, request=request, headers=headers,
                 content=orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
 
         async def aclose(self) -> None:
