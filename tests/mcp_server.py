@@ -59,7 +59,11 @@ import orjson
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_http_faults import cutting, guarded, read_body, rpc_of  # (beside this script)
+
+try:  # run as a script: the module beside it; imported (tests.mcp_server): the package's
+    from mcp_http_faults import cutting, guarded, read_body, rpc_of
+except ImportError:
+    from tests.mcp_http_faults import cutting, guarded, read_body, rpc_of
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
