@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +64,8 @@ from agentflow.messages import Msg
 from agentflow.output.derived import origin_of, project
 from agentflow.output.example_extra import unknown_keys
 
-__all__ = ["Example", "check_examples", "example_messages", "examples_text"]
+__all__ = ["CheckedExamples", "Example", "check_examples", "example_messages",
+           "examples_text"]
 
 
 class Example:
@@ -146,6 +147,44 @@ class CheckedExample:
     value: Any
 
 
+class CheckedExamples(tuple[Example, ...]):
+    """Examples given with ``check_examples``'s answer for one output type
+    and ``ground`` marker, and the locators learned from it: a run's plan
+    (``agentflow.extraction.pipeline``) checks its examples once and gives
+    them so to each call, whose set-up (``check_examples`` for that type and
+    marker, or for a type built from it: a chunk's, a recall pass's) takes
+    the answer kept instead of checking them again. As examples, the tuple
+    of them (equal to the same examples in a plain tuple).
+
+    Attributes:
+        checked: ``check_examples(examples, output_type, ground)``.
+        output_type / ground: what they were checked for.
+        locators: where each field lives, learned from ``checked`` for
+            ``output_type`` (``agentflow.grounding.locators.learn_locators``).
+    """
+
+    checked: tuple[CheckedExample, ...]
+    output_type: Any
+    ground: Grounded | None
+    locators: Mapping[str, Any]
+
+    def __new__(cls, examples: Sequence[Example], checked: tuple[CheckedExample, ...],
+                output_type: Any, ground: Grounded | None,
+                locators: Mapping[str, Any]) -> CheckedExamples:
+        self = super().__new__(cls, examples)
+        self.checked, self.output_type, self.ground = checked, output_type, ground
+        self.locators = locators
+        return self
+
+    def checked_for(self, output_type: Any, ground: Grounded | None) -> bool:
+        """Whether they were checked for ``output_type`` and ``ground``."""
+        return self.output_type is output_type and self.ground == ground
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CheckedExamples, (tuple(self), self.checked, self.output_type, self.ground,
+                                  self.locators))
+
+
 def _adapter(output_type: Any) -> TypeAdapter[Any]:
     return TypeAdapter(output_type)
 
@@ -184,6 +223,8 @@ def check_examples(
             documents are: ``agentflow.grounding.typed_values``). The message
             names the example (``examples[i]``) and each failing field.
     """
+    if isinstance(examples, CheckedExamples) and examples.checked_for(output_type, ground):
+        return examples.checked  # checked once, by whoever gave them so
     if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
         raise InvalidExampleError(
             f"examples must be a list of Example, got {type(examples).__name__}")
