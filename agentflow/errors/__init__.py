@@ -48,6 +48,7 @@ The tree::
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
     │   ├── UnexpectedReplyError          2xx no reply: empty, HTML, no event, bad JSON (retried)
+    │   ├── ReplyTooLargeError            a reply past HttpSettings.max_reply_bytes (.limit)
     │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
@@ -138,6 +139,7 @@ from agentflow.errors._provider import (
     QuotaExceededError,
     RateLimitedError,
     RedirectError,
+    ReplyTooLargeError,
     ServerError,
     TruncatedStreamError,
     UnexpectedReplyError,
@@ -231,6 +233,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitedError",
     "RedirectError",
+    "ReplyTooLargeError",
     "SchemaError",
     "ServerError",
     "StateConflictError",
