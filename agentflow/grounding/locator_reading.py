@@ -293,7 +293,8 @@ class LocatorReading:
             else:
                 return []  # (a key's letter case varies: Author-email, Author-Email)
         else:
-            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
+            bound = r"(?<!\w)" if self.left[:1].isalnum() else ""  # a label's whole first word
+            starts = [m.end() for m in re.finditer(bound + re.escape(self.left), line)]
         right = right_for(self.left.lstrip(), self.right, opener)  # the opener's own closer
         out = []
         for start in starts:

@@ -17,6 +17,7 @@ from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_pins import LocatorPins
 from agentflow.grounding.locator_signs import LocatorSigns
 from agentflow.grounding.locator_words import LocatorWords
+from agentflow.grounding.row_cells import row_differs
 from agentflow.grounding.value_clauses import block_marker
 from agentflow.grounding.value_kinds import figure
 from agentflow.grounding.void_blocks import live_text
@@ -233,6 +234,14 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             examples cannot tell which key is meant, so on a document that
             writes such a key, never with the value the rule reads, the rule
             neither narrows the grammar nor pins a value (``twins_agree``).
+        row: the text every example writes before and after the value on
+            its line, where the rule's context holds a value another field
+            takes in every example (``agentflow.grounding.row_cells``: a
+            table's row the examples all pick, ``12,`` before ``Bookworm``),
+            or ``()``: the examples cannot tell which of those cells is the
+            record's key, so on a document whose line does not write them
+            all around the value the rule finds, the rule neither narrows the
+            grammar nor pins a value (``twins_agree``).
         decimal: every example's single value writes a decimal number
             (``agentflow.grounding.value_kinds``: ``£117.60``, ``37.01
             EUR``; learned from two values at least): a value of whole
@@ -290,6 +299,7 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
     parents: tuple[str, ...] = ()
     document: tuple[str, ...] = ()
     echoes: tuple[str, ...] = ()
+    row: tuple[str, ...] = ()
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -326,11 +336,15 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
         places); true without twins.
         Likewise false where the document writes a key of ``echoes``, never
         with the value this rule finds first (``agentflow.grounding.
-        echo_keys.echo_differs``)."""
-        if not self.twins and not self.echoes:
+        echo_keys.echo_differs``), and where the document's line does not
+        write the ``row`` around the value this rule finds first
+        (``agentflow.grounding.row_cells.row_differs``)."""
+        if not self.twins and not self.echoes and not self.row:
             return True
         found = self.values(source)
         if found and echo_differs(self.echoes, found[0], live_text(source)):
+            return False
+        if found and row_differs(self.row, found[0], live_text(source)):
             return False
         own = {" ".join(v.split()) for v in found}
         return all(not other or {" ".join(v.split()) for v in other} == own

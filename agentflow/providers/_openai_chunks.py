@@ -95,9 +95,10 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_alias", "_args", "_choice", "_details", "_ids", "_last", "_logprobs",
-                 "_model", "_names", "_next", "_refused", "_reply_id", "_texted", "_tools_seen",
-                 "_top", "_usage", "terminal")
+    __slots__ = ("_alias", "_args", "_choice", "_details", "_ending", "_ids", "_last",
+                 "_logprobs", "_model", "_names", "_next", "_refused", "_reply_id",
+                 "_text_parts", "_text_size", "_texted", "_tools_seen", "_top", "_usage",
+                 "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -121,6 +122,11 @@ class ChunkParser:
         """The highest choice ``index`` read so far."""
         self._texted = False
         """Set once reply text came in a ``delta`` (``_message``)."""
+        self._text_parts: list[str] = []
+        """The reply text so far, as it came (``_new_text``)."""
+        self._text_size = 0
+        self._ending = False
+        """Whether the payload being read carries the finish reason."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
         self._details: DetailsMerger | None = None
@@ -140,9 +146,10 @@ class ChunkParser:
             delta = choice.get("delta")
             if delta is None:
                 delta = self._message(choice)
-            if delta:
-                self.delta(delta, out)
             raw_finish = choice.get("finish_reason")
+            if delta:
+                self._ending = bool(raw_finish) and raw_finish != "null"
+                self.delta(delta, out)
         if payload.get("truncated") is True:  # llama.cpp: the prompt was cut to its window
             raise ContextLengthError(
                 "the server says it truncated the prompt to its context window "
@@ -211,7 +218,9 @@ class ChunkParser:
             self._texted = True
             if isinstance(content, list):
                 content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            self.text(content, out)
+            content = self._new_text(content)
+            if content:
+                self.text(content, out)
         refusal = delta.get("refusal")
         if refusal:
             self._refused = True
@@ -229,6 +238,27 @@ class ChunkParser:
             # the deprecated single ``function_call`` (finish reason ``function_call``)
             # that older OpenAI-compatible servers still answer with: call 0
             out.append(self.tool_call({"index": 0, "function": legacy}))
+
+    def _new_text(self, content: str) -> str:
+        """What ``content`` adds to the reply text so far: all of it, unless
+        it closes the stream (its payload carries the finish reason) by
+        repeating the whole text so far, streamed in several deltas before
+        it: then only what follows that repeat. Rapid-MLX (vllm-mlx) with
+        ``--enable-auto-tool-choice`` repeats the entire response in the
+        terminal chunk's ``delta.content`` (raullenchai/Rapid-MLX#1709), as
+        RAGFlow's OpenAI-compatible endpoint did (infiniflow/ragflow#15286):
+        read as one more delta, it doubled the text. A last delta that is a
+        suffix (any delta shorter than the text so far, as token deltas
+        are) is read as it came; only a terminal delta at least as long as
+        the text so far is compared: a delta stream pays no join."""
+        said = self._text_parts
+        if self._ending and len(said) > 1 and len(content) >= self._text_size:
+            so_far = "".join(said)
+            if content.startswith(so_far):
+                content = content[len(so_far):]
+        said.append(content)
+        self._text_size += len(content)
+        return content
 
     def text(self, content: str, out: list[ModelChunk]) -> None:
         """Handle reply text (MiniMax splits ``<think>`` tags out here), with
