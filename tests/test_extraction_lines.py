@@ -17,7 +17,7 @@ from agentflow.grounding import (
     grounded_values,
     locate,
 )
-from agentflow.grounding.lines import cuts_line, line_at, line_pieces, line_spans
+from agentflow.grounding.lines import cuts_line, line_at, line_pieces, line_spans, row_finder
 from agentflow.output.grammar import chunks, substring_grammar
 from agentflow.output.schema import OutputSpec
 
@@ -127,3 +127,10 @@ def test_the_grammar_holds_whole_line_strings_to_line_contents() -> None:
     split = json.loads(rules["SOURCE_LINES"].removeprefix("%regex "))["substring_chunks"]
     assert split[:3] == ["quux (1.0-1) unstable; urgency=medium", "\\n\\n  ", "[ Jane Q. Hacker ]"]
     assert "Fix the build with GCC 14." in split and "   \\n    " in split
+
+
+@given(st.text(alphabet="ab\n\r ", max_size=40))
+def test_row_finder_gives_each_offset_s_line_as_counting_from_the_start(text: str) -> None:
+    row_of = row_finder(text)
+    assert [row_of(at) for at in range(len(text) + 1)] == [
+        text.count("\n", 0, at) for at in range(len(text) + 1)]

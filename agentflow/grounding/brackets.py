@@ -40,6 +40,8 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.lines import row_finder
+
 __all__ = ["bracket_paths", "empty_key", "is_bracketed", "item_spans", "written_empty"]
 
 _TOKEN = re.compile(r'"((?:[^"\\\n]|\\.)*)"(\s*:)?|[{}\[\]]')
@@ -125,6 +127,7 @@ def item_spans(lines: Sequence[str]) -> list[tuple[str, int, int]]:
 def _items(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
     """``item_spans``, kept: a rule asks it for each record kind it tries."""
     text = "\n".join(lines)
+    row_of = row_finder(text)
     stack: list[tuple[str, str, int]] = []  # open containers: bracket, key, start line
     key: str | None = None
     out: list[tuple[str, int, int, int]] = []  # path, start, end, the array's start offset
@@ -132,7 +135,7 @@ def _items(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
     for token in _TOKEN.finditer(text):
         bracket = token.group()
         if bracket in ("{", "["):
-            row = text.count("\n", 0, token.start())
+            row = row_of(token.start())
             inside = bool(stack) and stack[-1][0] == "["
             name = key if key is not None else ("-" if inside else "")
             stack.append((bracket, name, row))
@@ -145,7 +148,7 @@ def _items(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
             arrays.pop()
             if stack and stack[-1][0] == "[":
                 path = "/".join(name for _, name, _ in stack)
-                out.append((path, row, text.count("\n", 0, token.end()) + 1, arrays[-1]))
+                out.append((path, row, row_of(token.end()) + 1, arrays[-1]))
             key = None
         else:
             key = token.group(1).casefold() if token.group(2) else None

@@ -43,6 +43,8 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.lines import row_finder
+
 __all__ = ["element_paths", "element_spans", "is_markup", "uncommented"]
 
 _START = re.compile(r"[ \t\ufeff]*<[?!A-Za-z_]")
@@ -120,6 +122,7 @@ def element_spans(lines: Sequence[str]) -> list[tuple[str, int, int]]:
 def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
     """``element_spans``, kept: a rule asks it for each record kind it tries."""
     text = "\n".join(lines)
+    row_of = row_finder(text)
     html = bool(_HTML.search(text[:2000]))
     stack: list[tuple[str, int]] = []  # open elements: name, start line
     out: list[tuple[str, int, int]] = []
@@ -127,13 +130,13 @@ def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
         name = token.group("name")
         if name is None:
             continue
-        row = text.count("\n", 0, token.start())
+        row = row_of(token.start())
         if token.group("close"):
             names = [n for n, _ in stack]
             if name in names:
                 at = len(names) - 1 - names[::-1].index(name)
                 path = "/".join([*names[:at], name])
-                out.append((path, stack[at][1], text.count("\n", 0, token.end()) + 1))
+                out.append((path, stack[at][1], row_of(token.end()) + 1))
                 del stack[at:]
             continue
         if token.group("rest").rstrip().endswith("/") or (html and name.casefold() in _VOID):
