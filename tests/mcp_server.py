@@ -87,9 +87,9 @@ BASE_TOOLS = [
                input_schema=_schema({"sku": {"type": "string", "description": "the SKU"}}),
                output_schema=_schema({"sku": {"type": "string"}, "price": {"type": "number"}})),
     types.Tool(name="slow", description="Sleep for some seconds, then answer; cancelled, "
-               "create the file mark names.",
-               input_schema=_schema({"seconds": {"type": "number"}, "mark": {"type": "string"}},
-                                    required=["seconds"])),
+               "create the file mark names (and the file started names once it sleeps).",
+               input_schema=_schema({"seconds": {"type": "number"}, "mark": {"type": "string"},
+                                     "started": {"type": "string"}}, required=["seconds"])),
     types.Tool(name="crash", description="Exit the server process in the middle of the call.",
                input_schema=_schema({})),
     types.Tool(name="image", description="A 1x1 PNG image.", input_schema=_schema({})),
@@ -232,6 +232,8 @@ def build(bad_schema: bool = False, reserved: bool = False,
             return types.CallToolResult(content=text(f"{args['sku']}: {price}"),
                                         structured_content=data)
         if name == "slow":
+            if args.get("started"):  # (a test waits for the call to be running)
+                os.close(os.open(str(args["started"]), os.O_CREAT | os.O_WRONLY))
             try:
                 await anyio.sleep(float(args["seconds"]))
             except anyio.get_cancelled_exc_class():

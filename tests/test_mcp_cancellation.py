@@ -28,7 +28,7 @@ def http_url() -> Iterator[str]:
 
 
 async def marked(path: Path) -> None:
-    """Wait until the server created ``path`` (it was cancelled)."""
+    """Wait until the server created ``path`` (the call started, or was cancelled)."""
     with anyio.fail_after(10):
         while not await anyio.Path(path).exists():  # noqa: ASYNC110 (another process makes it)
             await anyio.sleep(0.02)
@@ -44,9 +44,9 @@ async def test_a_timed_out_call_and_a_closed_stream_cancel_the_servers_work(
         with pytest.raises(MCPTimeoutError):
             await server.call_tool("slow", {"seconds": 60, "mark": str(timed_out)}, timeout=0.5)
         await marked(timed_out)
-        gone = tmp_path / "gone"
-        model = ScriptedModel([Reply(tool_calls=[Call("slow", {"seconds": 60,
-                                                               "mark": str(gone)})]), "done"])
+        gone, started = tmp_path / "gone", tmp_path / "started"
+        model = ScriptedModel([Reply(tool_calls=[Call("slow", {
+            "seconds": 60, "mark": str(gone), "started": str(started)})]), "done"])
         agent = ReActAgent("a", model, tools=[server])
         async with anyio.create_task_group() as tg:  # the client goes away mid-call
             async def read() -> None:
@@ -54,7 +54,7 @@ async def test_a_timed_out_call_and_a_closed_stream_cancel_the_servers_work(
                     pass
 
             tg.start_soon(read)
-            await anyio.sleep(0.2)
+            await marked(started)  # the server runs the call (no guess of how long that takes)
             tg.cancel_scope.cancel()
         await marked(gone)
         assert (await server.call_tool("echo", {"text": "next"})).text == "next"

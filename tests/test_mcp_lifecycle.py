@@ -23,12 +23,12 @@ async def test_a_second_task_entering_a_running_server_is_told_how_to_share_it()
     before = child_pids()
     server = MCPServer.stdio(sys.executable, [SERVER])
     outcomes: dict[str, object] = {}
-    entered = anyio.Event()
+    entered, tried = anyio.Event(), anyio.Event()
 
     async def first() -> None:
         async with server:
             entered.set()
-            await anyio.sleep(0.3)
+            await tried.wait()  # held until the second task tried (no guess of how long)
             outcomes["first"] = (await server.call_tool("echo", {"text": "one"})).text
 
     async def second() -> None:
@@ -38,6 +38,8 @@ async def test_a_second_task_entering_a_running_server_is_told_how_to_share_it()
                 outcomes["second"] = "entered"
         except UsageError as exc:
             outcomes["second"] = str(exc)
+        finally:
+            tried.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(first)
