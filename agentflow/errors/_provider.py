@@ -317,6 +317,8 @@ class DeadlineExceededError(ProviderTimeoutError):
         self.deadline = deadline
         self.partial = partial
         super().__init__(message, vendor=vendor)
+
+
 class ReplyTooLargeError(ProviderError):
     """A reply (whole or streamed, error bodies too) passed the most bytes one
     reply may hold (``HttpSettings.max_reply_bytes``): a server that streams
