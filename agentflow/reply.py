@@ -86,6 +86,8 @@ class ToolCallAssembler:
     whole name so far and more (a cumulative stream), or the rest of a name
     split like arguments (``get_wea`` + ``ther``: Gemini's and LM Studio's
     OpenAI-compatible streams, continuedev/continue#5849): ``_folded_name``.
+    A call that began without a name (its id and arguments first) takes the
+    name a later fragment gives it (vercel/ai#14722).
     Argument fragments may be str or bytes split at any byte (inside an
     escape sequence or a multi-byte UTF-8 character); bytes are decoded
     incrementally per call.
@@ -249,6 +251,8 @@ def _starts_new(call: _PendingCall, delta: ToolCallDelta) -> bool:
         return bool(call.id) and delta.id != call.id
     if not (delta.name or delta.arguments_obj is not None) or not (call.name or call.id):
         return False
+    if delta.name and not call.name:
+        return False  # the name of a call that began with its id and arguments (vercel/ai#14722)
     if call.obj is not None:
         return True
     text = "".join(call.parts).strip()

@@ -260,10 +260,10 @@ class ChunkParser:
         else:
             if call_id is not None and call_id in self._ids:
                 index = self._ids[call_id]
-            elif call_id is not None or name is not None or self._last < 0:
-                index = self._next
+            elif self._last < 0 or (call_id is None and name is None) or self._anonymous():
+                index = max(self._last, 0)  # the open call (its id and name come late)
             else:
-                index = self._last
+                index = self._next
         if name is not None and index not in self._names:
             self._names[index] = name
         if call_id is not None:
@@ -283,6 +283,12 @@ class ChunkParser:
         if fresh and not args:  # a call begins with no argument text: none so far
             self._args.pop(index, None)
         return ToolCallDelta(index, call_id, name, args, provider_data=data)
+
+    def _anonymous(self) -> bool:
+        """Whether the latest call came with arguments alone so far (no id, no
+        name): a server that sends a call's first argument text before its id
+        and name (Zoo-Code-Org/Zoo-Code#695) names it in a later fragment."""
+        return self._last not in self._names and self._last not in self._ids.values()
 
     def _closed(self, index: int) -> bool:
         """Whether the argument text of the call at ``index`` is whole JSON."""
