@@ -68,6 +68,30 @@ def _whole_json(text: str) -> bool:
     return True
 
 
+def _content_parts(parts: Sequence[Any]) -> tuple[str, str]:
+    """The thinking and the text of ``content`` given as a list of parts.
+
+    A ``thinking`` part holds the reasoning, as a string or as a list of text
+    parts (Mistral's Magistral models: ``{"type": "thinking", "thinking":
+    [{"type": "text", "text": ...}]}``, in whole replies and in every stream
+    delta; vercel/ai#8072, BerriAI/litellm#16272): it is thinking, never
+    dropped. Every other part gives its ``text``."""
+    thought: list[str] = []
+    text: list[str] = []
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "thinking":
+            inner = part.get("thinking")
+            if isinstance(inner, str):
+                thought.append(inner)
+            elif isinstance(inner, list):
+                thought += [str(p.get("text") or "") for p in inner if isinstance(p, Mapping)]
+        else:
+            text.append(str(part.get("text", "")))
+    return "".join(thought), "".join(text)
+
+
 class ChunkParser:
     """Folds chat-completion payloads into ``ModelChunk``s, one parser per reply.
 
@@ -210,8 +234,11 @@ class ChunkParser:
         if content:
             self._texted = True
             if isinstance(content, list):
-                content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            self.text(content, out)
+                thought, content = _content_parts(content)
+                if thought:
+                    out.append(ThinkingDelta(thought))
+            if content:
+                self.text(content, out)
         refusal = delta.get("refusal")
         if refusal:
             self._refused = True
