@@ -30,6 +30,8 @@ _FINISH: dict[str, FinishReason] = {
     "safety": "content_filter", "recitation": "content_filter", "blocklist": "content_filter",
     "prohibited_content": "content_filter", "spii": "content_filter",
     "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+    "language": "content_filter", "image_safety": "content_filter",
+    "image_prohibited_content": "content_filter", "image_recitation": "content_filter",
     "malformed_function_call": "error", "timeout": "error",
 }
 """``abort``: vLLM and SGLang end a request their engine aborted (shutdown, a
