@@ -137,7 +137,9 @@ class OpenAIReplyHooks:
         """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
         asked for, or sent by a proxy that forces streaming on a whole-reply request.
 
-        An error event saying the vendor could not read the model's tool call or
+        An event whose data is JSON ``null`` (some OpenAI-compatible upstreams
+        put one between chunks, earendil-works/pi#2466) carries nothing and is
+        skipped. An error event saying the vendor could not read the model's tool call or
         JSON (``failed_output``: Groq ``tool_use_failed``) ends the reply with
         finish reason ``error`` (``failed_generation``), as a failed generation.
 
@@ -162,6 +164,8 @@ class OpenAIReplyHooks:
                     return
                 raise guard.broken(error)
             payload = guard.load(event.data)
+            if payload is None:  # ``data: null``: an event that carries nothing
+                continue
             received = True
             try:
                 chunks = guard.fold(read, payload)
