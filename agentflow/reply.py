@@ -177,6 +177,11 @@ class ToolCallAssembler:
                         if RAW_ARGUMENTS in args else [args]
                 if closed is not None:
                     whole = RAW_ARGUMENTS not in inputs[0] and closed_json(text)
+            name = call.name
+            if not name and len(inputs) == 1:
+                name, inputs[0] = _enveloped(inputs[0])
+                if name:
+                    exact = None  # the text was the envelope, not these arguments
             if prior is None and call.id and taken is not None:
                 prior = taken()
             for n, args in enumerate(inputs):
@@ -189,7 +194,7 @@ class ToolCallAssembler:
                 blocks.append(
                     ToolUseBlock(
                         id=call_id,
-                        name=clean_tool_name(call.name),
+                        name=clean_tool_name(name),
                         input=args,
                         provider_data=call.provider_data,
                         arguments=exact,
@@ -199,6 +204,19 @@ class ToolCallAssembler:
 
     def __bool__(self) -> bool:
         return bool(self._calls)
+
+
+def _enveloped(args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The name and arguments of a call streamed without a name whose argument
+    text is the grammar envelope ``{"function": {"_name": <name>, <arguments>}}``
+    (TGI before 3.0 streams its tool grammar's whole output so, with
+    ``"name": null``: huggingface/text-generation-inference#2794), else
+    ``(None, args)``."""
+    inner = args.get("function") if len(args) == 1 else None
+    name = inner.get("_name") if isinstance(inner, dict) else None
+    if not isinstance(inner, dict) or not isinstance(name, str) or not name:
+        return None, args
+    return name, {k: v for k, v in inner.items() if k != "_name"}
 
 
 def _rebalanced(text: str, args: dict[str, Any], ended: bool) -> dict[str, Any]:

@@ -249,6 +249,8 @@ class ChunkParser:
                 self._details = DetailsMerger()
             self._details.add(details)
         calls = delta.get("tool_calls")
+        if isinstance(calls, Mapping):  # one call as an object, not a list (TGI before 3.0)
+            calls = [calls]
         if calls:
             for call in calls:
                 out.append(self.tool_call(call))
