@@ -32,12 +32,18 @@ from agentflow.providers._openai_finish import finish_reason, parse_usage
 from agentflow.providers._openai_logprobs import token_logprobs
 from agentflow.providers._reasoning_details import REASONING_DETAILS, DetailsMerger
 
-__all__ = ["CALL_EXTRAS", "ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
+__all__ = ["CALL_EXTRAS", "REASONING_OPAQUE", "ChunkParser", "finish_reason", "parse_usage",
+           "token_logprobs"]
 
 CALL_EXTRAS = "openai_extra_content"
 """``ToolUseBlock.provider_data`` key: a call's ``extra_content`` (Gemini's
 OpenAI-compatible endpoints carry the thought signature there,
 ``{"google": {"thought_signature": ...}}``), sent back with the call."""
+
+REASONING_OPAQUE = "openai_reasoning_opaque"
+"""``ThinkingBlock.provider_data`` key: a reply's ``reasoning_opaque`` (GitHub
+Copilot's chat completions: the encrypted reasoning state that comes with
+its ``reasoning_text``), sent back with the assistant turn."""
 
 _UNSET: Any = object()
 
@@ -227,9 +233,13 @@ class ChunkParser:
 
     def delta(self, delta: Mapping[str, Any], out: list[ModelChunk]) -> None:
         """Fold one ``delta``/``message`` object in."""
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        reasoning = (delta.get("reasoning_content") or delta.get("reasoning")
+                     or delta.get("reasoning_text"))
         if reasoning and isinstance(reasoning, str):
             out.append(ThinkingDelta(reasoning))
+        opaque = delta.get("reasoning_opaque")  # GitHub Copilot's, with reasoning_text
+        if opaque and isinstance(opaque, str):
+            out.append(ThinkingDelta(provider_data={REASONING_OPAQUE: opaque}))
         content = delta.get("content")
         if content:
             self._texted = True
