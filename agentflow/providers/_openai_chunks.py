@@ -179,9 +179,12 @@ class ChunkParser:
                 '("truncated": true): the reply read only part of the input')
         raw_usage = payload.get("usage")  # most stream chunks carry none: no call for them
         if raw_usage is None and raw_finish and self._usage is None:
-            # Groq: the usage under ``x_groq`` in the finish chunk (vercel/ai#1651)
+            # Groq: the usage under ``x_groq`` in the finish chunk (vercel/ai#1651);
+            # Moonshot (Kimi): under the finish chunk's choice (earendil-works/pi#2017)
             extension = payload.get("x_groq")
             raw_usage = extension.get("usage") if isinstance(extension, Mapping) else None
+            if raw_usage is None:
+                raw_usage = choice.get("usage")
         usage = parse_usage(raw_usage) if raw_usage is not None else None
         if usage is not None and usage.total_tokens and (self._usage is None
                                                          or usage != self._usage):

@@ -57,8 +57,9 @@ def finish_reason(raw: str) -> FinishReason:
 
 def parse_usage(data: Any) -> Usage | None:
     """``Usage`` from a ``usage`` object (``prompt_tokens``, ``completion_tokens``,
-    ``prompt_tokens_details.cached_tokens`` or DeepSeek's
-    ``prompt_cache_hit_tokens``, ``completion_tokens_details.reasoning_tokens``).
+    ``prompt_tokens_details.cached_tokens``, DeepSeek's
+    ``prompt_cache_hit_tokens`` or Moonshot's top-level ``cached_tokens``,
+    ``completion_tokens_details.reasoning_tokens``).
 
     Raises:
         ValueError, TypeError, AttributeError: counts that are not numbers, or
@@ -70,6 +71,7 @@ def parse_usage(data: Any) -> Usage | None:
     completion = data.get("completion_tokens") or data.get("output_tokens") or 0
     details = data.get("prompt_tokens_details") or {}
     out_details = data.get("completion_tokens_details") or {}
-    cached = details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
+    cached = (details.get("cached_tokens") or data.get("prompt_cache_hit_tokens")
+              or data.get("cached_tokens") or 0)
     reasoning = out_details.get("reasoning_tokens") or 0
     return Usage(int(prompt), int(completion), int(cached), int(reasoning))
