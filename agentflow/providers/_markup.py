@@ -11,7 +11,8 @@ Qwen/Hermes ``<tool_call>{json}</tool_call>``, ``deepseek``:
 families without a vendor module in ``_llama_markup``, ``_mistral_markup``
 and ``_harmony_markup``: Mistral's ``[TOOL_CALLS]`` and gpt-oss's
 ``to=functions.``, which run to the end of the reply; Nemotron's
-``<TOOLCALL>`` in ``_nemotron_markup``, Phi-4's in ``_phi_markup``) and is
+``<TOOLCALL>`` in ``_nemotron_markup``, Phi-4's in ``_phi_markup``, Seed-OSS's
+``<seed:tool_call>`` in ``_seed_markup``) and is
 registered by name here, as are forms with no tokens at all, where the whole
 reply is the call (``_reply_markup.ReplyMarkup``: GLM-4-0414's name line and
 JSON object, Llama 3.x's ``{"name": ..., "parameters": ...}`` in
@@ -96,6 +97,7 @@ _HOMES = {
     "nemotron": "agentflow.providers._nemotron_markup",
     "phi4": "agentflow.providers._phi_markup",
     "phi4-mini": "agentflow.providers._phi_markup",
+    "seed-oss": "agentflow.providers._seed_markup",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
@@ -117,6 +119,7 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("*nemotron*", ("nemotron", "qwen-xml", "hermes")),
     ("*phi-4*", ("phi4", "phi4-mini", "llama-json")),
     ("*phi4*", ("phi4", "phi4-mini", "llama-json")),
+    ("*seed-oss*", ("seed-oss", "qwen-xml")),
 )
 """Model-name globs (lower case) -> the markups a generic OpenAI-compatible
 server (llama.cpp, vLLM, LM Studio) hosting that model may leave in text."""
