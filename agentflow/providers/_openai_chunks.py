@@ -126,8 +126,8 @@ class ChunkParser:
     """
 
     __slots__ = ("_alias", "_args", "_choice", "_details", "_ids", "_last", "_logprobs",
-                 "_model", "_names", "_next", "_refused", "_reply_id", "_texted", "_tools_seen",
-                 "_top", "_usage", "terminal")
+                 "_model", "_names", "_next", "_refused", "_reply_id", "_so_far", "_texted",
+                 "_tools_seen", "_top", "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -154,6 +154,8 @@ class ChunkParser:
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
         self._details: DetailsMerger | None = None
+        self._so_far: dict[str, _Arguments] = {}
+        """Per channel (``content``, ``reasoning``): the text so far (``_new_text``)."""
         """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
 
     def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
@@ -239,7 +241,9 @@ class ChunkParser:
         reasoning = (delta.get("reasoning_content") or delta.get("reasoning")
                      or delta.get("reasoning_text"))
         if reasoning and isinstance(reasoning, str):
-            out.append(ThinkingDelta(reasoning))
+            reasoning = self._new_text("reasoning", reasoning)
+            if reasoning:
+                out.append(ThinkingDelta(reasoning))
         opaque = delta.get("reasoning_opaque")  # GitHub Copilot's, with reasoning_text
         if opaque and isinstance(opaque, str):
             out.append(ThinkingDelta(provider_data={REASONING_OPAQUE: opaque}))
@@ -250,6 +254,8 @@ class ChunkParser:
                 thought, content = _content_parts(content)
                 if thought:
                     out.append(ThinkingDelta(thought))
+            elif isinstance(content, str):
+                content = self._new_text("content", content)
             if content:
                 self.text(content, out)
         refusal = delta.get("refusal")
@@ -271,6 +277,32 @@ class ChunkParser:
             # the deprecated single ``function_call`` (finish reason ``function_call``)
             # that older OpenAI-compatible servers still answer with: call 0
             out.append(self.tool_call({"index": 0, "function": legacy}))
+
+    def _new_text(self, channel: str, piece: str) -> str:
+        """What ``piece`` adds to the ``channel`` text so far. Some
+        OpenAI-compatible paths stream ``content`` and ``reasoning_content``
+        *cumulatively*, each delta the whole text so far (DashScope's Coding
+        Plan endpoints, QwenLM/qwen-code#3896): read as deltas, the reply
+        repeated itself ("Paris Paris is the caParis is...") and its JSON was
+        no JSON. A delta longer than the text so far that starts with it marks
+        the stream cumulative; from then on only what a delta adds is read (a
+        repeat adds nothing, any other delta is a delta). Only a delta longer
+        than the text so far is compared: an incremental stream pays no join."""
+        seen = self._so_far.get(channel)
+        if seen is None:
+            self._so_far[channel] = _Arguments(piece)
+            return piece
+        if len(piece) > seen.size and (seen.cumulative or len(seen.text().strip()) > 1):
+            text = seen.text()
+            if piece.startswith(text):
+                seen.cumulative = True
+                seen.parts, seen.size = [piece], len(piece)
+                return piece[len(text):]
+        elif seen.cumulative and seen.text().startswith(piece):
+            return ""  # the whole text again, or less of it
+        seen.parts.append(piece)
+        seen.size += len(piece)
+        return piece
 
     def text(self, content: str, out: list[ModelChunk]) -> None:
         """Handle reply text (MiniMax splits ``<think>`` tags out here), with
