@@ -209,6 +209,9 @@ class OpenAIReplyHooks:
                 or type(self).payload_error is not _STOCK_PAYLOAD_ERROR) and (
                 error := self.payload_error(payload)):
             raise error
+        failed = _choice_error(payload)
+        if failed is not None and (error := self.payload_error({"error": failed})):
+            raise error
         return parser.feed(payload)
 
     def event_error(self, data: str) -> ProviderError:
@@ -223,6 +226,25 @@ class OpenAIReplyHooks:
 
 
 _STOCK_PAYLOAD_ERROR = OpenAIReplyHooks.payload_error
+
+
+def _choice_error(payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The error object a choice ended with, or ``None``. OpenRouter reports an
+    upstream failure after its 200 inside the choice, ``{"finish_reason":
+    "error", "error": {"code": 404, "message": "No endpoints found that
+    support image input"}}`` (nodetool-ai/nodetool#5755), in a whole reply and
+    in a stream chunk: typed by its code as its HTTP twin (a 404 is never
+    retried), where the bare finish reason said only that the generation
+    failed."""
+    choices = payload.get("choices")
+    if not isinstance(choices, list):
+        return None
+    for choice in choices:
+        if isinstance(choice, Mapping) and choice.get("finish_reason") == "error":
+            error = choice.get("error")
+            if isinstance(error, Mapping) and error:
+                return error
+    return None
 
 
 def failed_generation(vendor: str, error: ProviderError) -> FinishChunk:
