@@ -286,8 +286,12 @@ class ChunkParser:
         repeated itself ("Paris Paris is the caParis is...") and its JSON was
         no JSON. A delta longer than the text so far that starts with it marks
         the stream cumulative; from then on only what a delta adds is read (a
-        repeat adds nothing, any other delta is a delta). Only a delta longer
-        than the text so far is compared: an incremental stream pays no join."""
+        repeat adds nothing, any other delta is a delta). A delta that is the
+        whole text so far again, two words or more, restates it and adds
+        nothing (OCI's Cohere models restate the streamed sentence on the
+        chunk that carries the tool calls, BerriAI/litellm#39965). Only a
+        delta at least as long as the text so far is compared: an incremental
+        stream pays no join."""
         seen = self._so_far.get(channel)
         if seen is None:
             self._so_far[channel] = _Arguments(piece)
@@ -300,6 +304,8 @@ class ChunkParser:
                 return piece[len(text):]
         elif seen.cumulative and seen.text().startswith(piece):
             return ""  # the whole text again, or less of it
+        elif len(piece) == seen.size and len(piece.split()) > 1 and piece == seen.text():
+            return ""  # the whole text restated
         seen.parts.append(piece)
         seen.size += len(piece)
         return piece
