@@ -114,8 +114,11 @@ class StreamReader:
             yield from self.finish((data.get("delta") or {}).get("stop_reason"))
         elif kind == "message_stop":
             self.done = True
-        elif kind == "error":
-            raise stream_error(data)
+        elif kind == "error" or (kind is None and isinstance(data.get("error"), Mapping)):
+            # a proxy's error frame may lack the ``"type": "error"`` discriminator
+            # (``{"error": {"type": "stream_error", "message": ...}}``,
+            # lbjlaq/Antigravity-Manager#3371): an error all the same
+            raise stream_error({**data, "type": "error"})
 
     def _delta(self, index: int, delta: Mapping[str, Any]) -> Iterable[ModelChunk]:
         block = self.blocks.setdefault(index, {"type": "text"})
