@@ -9,7 +9,6 @@ and split at any byte, become whole ``ToolUseBlock``s in ``ToolCallAssembler``.
 from __future__ import annotations
 
 import codecs
-import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +39,11 @@ from agentflow.model import (
     ToolSpec,
     Usage,
 )
-from agentflow.output.brackets import rebalanced
+from agentflow.output.assembled_arguments import (
+    concatenated_objects,
+    enveloped,
+    rebalanced_arguments,
+)
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments, exact_object
 from agentflow.output.parsing import closed_json
 
@@ -173,13 +176,14 @@ class ToolCallAssembler:
                     inputs, exact = [plain], text
                 else:
                     args = parse_arguments(text)
-                    inputs = (_concatenated_objects(text) or [_rebalanced(text, args, ended)]) \
-                        if RAW_ARGUMENTS in args else [args]
+                    inputs = ((concatenated_objects(text)
+                               or [rebalanced_arguments(text, args, ended)])
+                              if RAW_ARGUMENTS in args else [args])
                 if closed is not None:
                     whole = RAW_ARGUMENTS not in inputs[0] and closed_json(text)
             name = call.name
             if not name and len(inputs) == 1:
-                name, inputs[0] = _enveloped(inputs[0])
+                name, inputs[0] = enveloped(inputs[0])
                 if name:
                     exact = None  # the text was the envelope, not these arguments
             if prior is None and call.id and taken is not None:
@@ -204,56 +208,6 @@ class ToolCallAssembler:
 
     def __bool__(self) -> bool:
         return bool(self._calls)
-
-
-def _enveloped(args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """The name and arguments of a call streamed without a name whose argument
-    text is the grammar envelope ``{"function": {"_name": <name>, <arguments>}}``
-    (TGI before 3.0 streams its tool grammar's whole output so, with
-    ``"name": null``: huggingface/text-generation-inference#2794), else
-    ``(None, args)``."""
-    inner = args.get("function") if len(args) == 1 else None
-    name = inner.get("_name") if isinstance(inner, dict) else None
-    if not isinstance(inner, dict) or not isinstance(name, str) or not name:
-        return None, args
-    return name, {k: v for k, v in inner.items() if k != "_name"}
-
-
-def _rebalanced(text: str, args: dict[str, Any], ended: bool) -> dict[str, Any]:
-    """``args`` (unreadable) read again from ``text`` with its closing
-    brackets set right, when that is the only fault; else ``args``."""
-    fixed = rebalanced(text, add=ended)
-    if fixed is None:
-        return args
-    again = parse_arguments(fixed)
-    return args if RAW_ARGUMENTS in again else again
-
-
-def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
-    """The objects of argument text that is two or more JSON objects glued
-    together (``{"a": 1}{"a": 2}``: servers that fold parallel calls of one
-    tool into one call's arguments), or ``None``. Each is a call of its own,
-    so two outputs are never read as one (the last) and two tool calls both run.
-    The same object repeated is one call sent twice (servers that re-send the
-    whole arguments in a stream's last delta): it is read once."""
-    decoder = json.JSONDecoder()
-    objects: list[dict[str, Any]] = []
-    at, end = 0, len(text)
-    while True:
-        while at < end and text[at].isspace():
-            at += 1
-        if at == end:
-            break
-        try:
-            value, at = decoder.raw_decode(text, at)
-        except ValueError:
-            return None
-        if not isinstance(value, dict):
-            return None
-        objects.append(value)
-    if all(o == objects[0] for o in objects[1:]):
-        return objects[:1] if len(objects) > 1 else None
-    return objects
 
 
 def _folded_name(name: str | None, fragment: str) -> str:

@@ -3,7 +3,9 @@
 stream chunks (``chat.completion.chunk``) or a whole reply
 (``chat.completion``) into ``ModelChunk``s; ``parse_usage`` and
 ``finish_reason`` (``_openai_finish``) and ``token_logprobs``
-(``_openai_logprobs``) normalize what vendors report (re-exported here).
+(``_openai_logprobs``) normalize what vendors report (re-exported here);
+what one delta's text adds (cumulative or restated text, content parts) is
+``_openai_deltas``'.
 
 Wire facts follow shared/providers.md section 1 (OpenAI Chat Completions):
 stream tool-call deltas are keyed by ``index``; a refusal arrives in
@@ -14,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import orjson
 
 from agentflow.errors import ContextLengthError
 from agentflow.model import (
@@ -28,6 +28,7 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._openai_deltas import SoFar, content_parts, new_text, whole_json
 from agentflow.providers._openai_finish import finish_reason, parse_usage
 from agentflow.providers._openai_logprobs import token_logprobs
 from agentflow.providers._reasoning_details import REASONING_DETAILS, DetailsMerger
@@ -46,57 +47,6 @@ Copilot's chat completions: the encrypted reasoning state that comes with
 its ``reasoning_text``), sent back with the assistant turn."""
 
 _UNSET: Any = object()
-
-class _Arguments:
-    """The argument text of one streamed call so far (its fragments)."""
-
-    __slots__ = ("cumulative", "parts", "size")
-
-    def __init__(self, first: str) -> None:
-        self.parts = [first]
-        self.size = len(first)
-        self.cumulative = False
-        """Whether the server sends the whole text so far in each fragment."""
-
-    def text(self) -> str:
-        """The text so far (joined once)."""
-        if len(self.parts) > 1:
-            self.parts[:] = ["".join(self.parts)]
-        return self.parts[0]
-
-
-def _whole_json(text: str) -> bool:
-    """Whether ``text`` is already one whole JSON value."""
-    try:
-        orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return False
-    return True
-
-
-def _content_parts(parts: Sequence[Any]) -> tuple[str, str]:
-    """The thinking and the text of ``content`` given as a list of parts.
-
-    A ``thinking`` part holds the reasoning, as a string or as a list of text
-    parts (Mistral's Magistral models: ``{"type": "thinking", "thinking":
-    [{"type": "text", "text": ...}]}``, in whole replies and in every stream
-    delta; vercel/ai#8072, BerriAI/litellm#16272): it is thinking, never
-    dropped. Every other part gives its ``text``."""
-    thought: list[str] = []
-    text: list[str] = []
-    for part in parts:
-        if not isinstance(part, Mapping):
-            continue
-        if part.get("type") == "thinking":
-            inner = part.get("thinking")
-            if isinstance(inner, str):
-                thought.append(inner)
-            elif isinstance(inner, list):
-                thought += [str(p.get("text") or "") for p in inner if isinstance(p, Mapping)]
-        else:
-            text.append(str(part.get("text", "")))
-    return "".join(thought), "".join(text)
-
 
 class ChunkParser:
     """Folds chat-completion payloads into ``ModelChunk``s, one parser per reply.
@@ -143,7 +93,7 @@ class ChunkParser:
         self._model: str | None = None
         self._reply_id: str | None = None
         self._logprobs: Sequence[TokenLogprob] = ()
-        self._args: dict[int, _Arguments] = {}
+        self._args: dict[int, SoFar] = {}
         """Per index: the argument text of its latest call so far."""
         self._choice: Any = _UNSET
         """The ``index`` of the choice this reply reads (the first one's; none is 0)."""
@@ -154,8 +104,8 @@ class ChunkParser:
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
         self._details: DetailsMerger | None = None
-        self._so_far: dict[str, _Arguments] = {}
-        """Per channel (``content``, ``reasoning``): the text so far (``_new_text``)."""
+        self._so_far: dict[str, SoFar] = {}
+        """Per channel (``content``, ``reasoning``): the text so far (``new_text``)."""
         """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
 
     def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
@@ -241,7 +191,7 @@ class ChunkParser:
         reasoning = (delta.get("reasoning_content") or delta.get("reasoning")
                      or delta.get("reasoning_text"))
         if reasoning and isinstance(reasoning, str):
-            reasoning = self._new_text("reasoning", reasoning)
+            reasoning = new_text(self._so_far, "reasoning", reasoning)
             if reasoning:
                 out.append(ThinkingDelta(reasoning))
         opaque = delta.get("reasoning_opaque")  # GitHub Copilot's, with reasoning_text
@@ -251,11 +201,11 @@ class ChunkParser:
         if content:
             self._texted = True
             if isinstance(content, list):
-                thought, content = _content_parts(content)
+                thought, content = content_parts(content)
                 if thought:
                     out.append(ThinkingDelta(thought))
             elif isinstance(content, str):
-                content = self._new_text("content", content)
+                content = new_text(self._so_far, "content", content)
             if content:
                 self.text(content, out)
         refusal = delta.get("refusal")
@@ -277,38 +227,6 @@ class ChunkParser:
             # the deprecated single ``function_call`` (finish reason ``function_call``)
             # that older OpenAI-compatible servers still answer with: call 0
             out.append(self.tool_call({"index": 0, "function": legacy}))
-
-    def _new_text(self, channel: str, piece: str) -> str:
-        """What ``piece`` adds to the ``channel`` text so far. Some
-        OpenAI-compatible paths stream ``content`` and ``reasoning_content``
-        *cumulatively*, each delta the whole text so far (DashScope's Coding
-        Plan endpoints, QwenLM/qwen-code#3896): read as deltas, the reply
-        repeated itself ("Paris Paris is the caParis is...") and its JSON was
-        no JSON. A delta longer than the text so far that starts with it marks
-        the stream cumulative; from then on only what a delta adds is read (a
-        repeat adds nothing, any other delta is a delta). A delta that is the
-        whole text so far again, two words or more, restates it and adds
-        nothing (OCI's Cohere models restate the streamed sentence on the
-        chunk that carries the tool calls, BerriAI/litellm#39965). Only a
-        delta at least as long as the text so far is compared: an incremental
-        stream pays no join."""
-        seen = self._so_far.get(channel)
-        if seen is None:
-            self._so_far[channel] = _Arguments(piece)
-            return piece
-        if len(piece) > seen.size and (seen.cumulative or len(seen.text().strip()) > 1):
-            text = seen.text()
-            if piece.startswith(text):
-                seen.cumulative = True
-                seen.parts, seen.size = [piece], len(piece)
-                return piece[len(text):]
-        elif seen.cumulative and seen.text().startswith(piece):
-            return ""  # the whole text again, or less of it
-        elif len(piece) == seen.size and len(piece.split()) > 1 and piece == seen.text():
-            return ""  # the whole text restated
-        seen.parts.append(piece)
-        seen.size += len(piece)
-        return piece
 
     def text(self, content: str, out: list[ModelChunk]) -> None:
         """Handle reply text (MiniMax splits ``<think>`` tags out here), with
@@ -373,7 +291,7 @@ class ChunkParser:
     def _closed(self, index: int) -> bool:
         """Whether the argument text of the call at ``index`` is whole JSON."""
         seen = self._args.get(index)
-        return seen is not None and _whole_json(seen.text())
+        return seen is not None and whole_json(seen.text())
 
     def _new_arguments(self, index: int, fresh: bool, named: bool, args: str) -> str:
         """What ``args`` adds to the argument text of the call at ``index``.
@@ -386,10 +304,10 @@ class ChunkParser:
         ``ToolCallAssembler``, which reads those). Only a fragment longer than
         the text so far is compared: a delta stream pays no join."""
         seen = self._args.get(index)
-        if seen is not None and seen.cumulative and named and _whole_json(seen.text()):
+        if seen is not None and seen.cumulative and named and whole_json(seen.text()):
             fresh = True  # a call of its own after a whole one (a server without ids)
         if seen is None or fresh:
-            self._args[index] = _Arguments(args)
+            self._args[index] = SoFar(args)
             return args
         if seen.cumulative:
             text = seen.text()
@@ -398,7 +316,7 @@ class ChunkParser:
                 return args[len(text):]
         elif len(args) > seen.size:
             text = seen.text()
-            if text.strip() and args.startswith(text) and not _whole_json(text):
+            if text.strip() and args.startswith(text) and not whole_json(text):
                 seen.cumulative = True
                 seen.parts, seen.size = [args], len(args)
                 return args[len(text):]
