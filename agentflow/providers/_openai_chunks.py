@@ -204,8 +204,13 @@ class ChunkParser:
                 thought, content = content_parts(content)
                 if thought:
                     out.append(ThinkingDelta(thought))
-            elif isinstance(content, str):
-                content = new_text(self._so_far, "content", content)
+            elif type(content) is str:
+                seen = self._so_far.get("content")
+                if seen is not None and len(content) < seen.size and not seen.cumulative:
+                    seen.parts.append(content)  # an incremental delta: ``new_text``'s fast path
+                    seen.size += len(content)
+                else:
+                    content = new_text(self._so_far, "content", content)
             if content:
                 self.text(content, out)
         refusal = delta.get("refusal")
@@ -218,9 +223,9 @@ class ChunkParser:
                 self._details = DetailsMerger()
             self._details.add(details)
         calls = delta.get("tool_calls")
-        if isinstance(calls, Mapping):  # one call as an object, not a list (TGI before 3.0)
-            calls = [calls]
         if calls:
+            if type(calls) is dict:  # one call as an object, not a list (TGI before 3.0)
+                calls = [calls]
             for call in calls:
                 out.append(self.tool_call(call))
         elif isinstance(legacy := delta.get("function_call"), Mapping) and legacy:
