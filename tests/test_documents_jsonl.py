@@ -15,7 +15,7 @@ import pytest
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.inputs import Document, iter_documents
 from agentflow.documents.jsonl import jsonl_records
-from agentflow.documents.reading import _Unusable
+from agentflow.documents.reading import Unusable
 from tests.fakes.openai import OpenAIFake
 from tests.test_cli import contact_args, reply_for, run_cli
 
@@ -46,7 +46,7 @@ def test_a_line_too_long_is_skipped_without_ending_the_file(tmp_path: Path) -> N
         got = list(jsonl_records(path, "text", "id", max_line_bytes=200))
         assert [(i, t) for i, t in got if isinstance(t, str)] == [
             (f"{path}#1", "Ann1: a person"), (f"{path}#2", "Ann2: a person")]
-        problems = [(i, str(t)) for i, t in got if isinstance(t, _Unusable)]
+        problems = [(i, str(t)) for i, t in got if isinstance(t, Unusable)]
         assert problems == [(f"{path}:{n}", f"{path}:{n}: line longer than 200 bytes; not read")
                             for n in (2, 4)]
     exact = tmp_path / "exact.jsonl"  # a line of the limit exactly, its newline beyond it
@@ -156,7 +156,7 @@ def test_a_line_endless_past_the_skip_limit_ends_the_file(
     path = tmp_path / "in.jsonl"
     path.write_bytes(_line(1) + b"x" * 1100 + b"\n" + _line(2) + b"y" * 5000 + b"\n" + _line(3))
     got: list[tuple[str, str]] = []
-    with pytest.raises(_Unusable) as ended:
+    with pytest.raises(Unusable) as ended:
         for doc_id, text in jsonl_records(path, "text", "id", max_line_bytes=200):
             got.append((doc_id, str(text)))
     assert got == [(f"{path}#1", "Ann1: a person"),  # the first long line is skipped whole

@@ -43,7 +43,7 @@ def test_a_read_asks_for_no_more_memory_than_the_bytes_it_gets(tmp_path: Path) -
     memory budget (RLIMIT_AS) refused for every file."""
     import gzip
 
-    from agentflow.documents.reading import _read_bytes
+    from agentflow.documents.reading import read_bytes
 
     text = b"Ann: a person\n" * 1_500_000  # 21 MB
     small = tmp_path / "small.txt"
@@ -53,7 +53,7 @@ def test_a_read_asks_for_no_more_memory_than_the_bytes_it_gets(tmp_path: Path) -
     for path, size in ((small, 14), (packed, len(text))):
         tracemalloc.start()
         try:
-            raw = _read_bytes(path)
+            raw = read_bytes(path)
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()

@@ -379,7 +379,7 @@ async def test_sse_stream_ends_with_the_typed_error_event(app: App, mode: str) -
     ids = [int(e["id"]) for e in got["events"]]
     assert ids == sorted(set(ids)), ids
     assert got["events"][-1]["data"]["error"]["type"] == code, got["events"][-1]
-    assert ("reasoning_chunk" in names) == text_first, names
+    assert ("text_chunk" in names) == text_first, names
     if code == "InternalError":
         assert got["events"][-1]["data"]["error"]["message"] == "internal error"
     no_secret(got)
@@ -414,7 +414,7 @@ async def test_an_error_the_encoder_cannot_write_still_ends_the_stream(
     assert got["thrown"] is None
     assert got["events"][-1]["data"] == {"type": "error", "error": {
         "type": "InternalError", "message": "internal error"}}
-    assert "reasoning_chunk" in [e["event"] for e in got["events"]]
+    assert "text_chunk" in [e["event"] for e in got["events"]]
     assert outcomes == ["failed"]
     assert [r.getMessage() for r in caplog.records if "error_frame_failed" in r.getMessage()]
 

@@ -6,7 +6,8 @@ file read) shown cut with a note while the model reads all of it, a tool
 call's input sent in several deltas, an output or text over the cap left
 out of ``RUN_FINISHED`` and named there. The AI SDK's chat (the ``ai``
 package's, which keeps every part and posts the history back) is shown a
-tool's result, or its error, cut the same way (``_frame_caps``)."""
+tool's result, or its error, cut the same way, and a tool's input or the
+output over the cap as a marker naming its size (``_frame_caps``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentflow import ReActAgent
+from agentflow.events import ToolUse
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web._agui_caps import finished_frame
 from agentflow.web.agui import (
@@ -32,7 +34,7 @@ from agentflow.web.agui import (
     agui_response,
     read_run_input,
 )
-from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
+from agentflow.web.aisdk import UIMessageEncoder, read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 from agentflow.web.sse import EventStreamResponse
 
@@ -192,3 +194,59 @@ def test_an_interrupts_inputs_are_left_out_last() -> None:
     assert sent["result"]["not_shown"]["fields"] == ["text", "interrupts.metadata.input"]
     assert sent["outcome"]["interrupts"][0]["metadata"] == {"name": "write_log", "input": None}
     assert len(frame) - 8 <= 1000
+
+
+OVER = MAX_SHOWN_RESULT + 1000
+NOT_SHOWN = {"not_shown": {"characters": MAX_SHOWN_RESULT + 1011, "limit": MAX_SHOWN_RESULT}}
+"""The marker the AI SDK chat is shown for ``{"text": "y" * OVER}`` (its JSON: 11 more)."""
+
+
+async def run_ai_sdk_chat(agent: ReActAgent, output: Any = None) -> dict[str, Any]:
+    """One exchange with ``agent`` through the ``ai`` package's own chat."""
+    async def chat(request: Request) -> Response:
+        run = read_chat_request(await read_json(request))
+        return ui_message_stream_response(agent, run, output, ping_interval=60)
+
+    node_ready()
+    async with served(Starlette(routes=[Route("/chat", chat, methods=["POST"])])) as url:
+        got = await node("aisdk_chat.mjs", f"{url}/chat")
+    assert got["status"] == "ready" and got["error"] is None, got["error"]
+    return got
+
+
+async def test_ai_sdk_a_tool_input_over_the_cap_is_shown_as_a_marker() -> None:
+    def answer(request: RecordedRequest) -> Reply:
+        if not any(m.tool_results for m in request.messages):
+            return Reply(tool_calls=[Call("write_log", {"text": "y" * OVER})])
+        return Reply(text="Written.")
+
+    got = await run_ai_sdk_chat(ReActAgent("ui", FunctionModel(answer), tools=[write_log]))
+    [part] = [p for m in got["messages"] for p in m["parts"] if p["type"] == "tool-write_log"]
+    assert part["input"] == NOT_SHOWN
+    assert part["output"] == f"wrote {OVER} characters"  # the tool ran on the whole input
+
+
+class Note(BaseModel):
+    text: str
+
+
+async def test_ai_sdk_an_output_over_the_cap_is_shown_as_a_marker() -> None:
+    def answer(request: RecordedRequest) -> Reply:
+        return Reply(tool_calls=[Call("generate_response", {"text": "y" * OVER})],
+                     chunk_size=MAX_SHOWN_RESULT // 2)
+
+    got = await run_ai_sdk_chat(ReActAgent("ui", FunctionModel(answer)), Note)
+    [part] = [p for m in got["messages"] for p in m["parts"] if p["type"] == "data-output"]
+    assert part["data"] == NOT_SHOWN  # the last one: no partial left standing
+    shown = [c["data"] for c in got["chunks"] if c["type"] == "data-output"]
+    assert len(shown) > 1 and shown[-1] == NOT_SHOWN
+    assert all(len(json.dumps(d)) <= MAX_SHOWN_RESULT for d in shown)
+
+
+def test_ai_sdk_a_client_tools_input_is_sent_whole() -> None:
+    call = ToolUse("c1", "pick_file", {"text": "y" * OVER})
+    sent = UIMessageEncoder(whole_inputs=["pick_file"]).encode(call).decode()
+    assert sent.count("y" * OVER) == 1
+    shown = UIMessageEncoder().encode(call).decode()
+    chunk = json.loads(shown.split("\n\n")[2].removeprefix("data: "))
+    assert chunk["type"] == "tool-input-available" and chunk["input"] == NOT_SHOWN

@@ -238,7 +238,7 @@ async def test_client_disconnect_cancels_the_call_and_keeps_the_state(run_server
     async with aiohttp.ClientSession() as http:
         response = await http.post(url)
         seen = b""
-        while b"reasoning_chunk" not in seen:
+        while b"text_chunk" not in seen:
             seen += await response.content.readany()
         response.close()  # the client goes away mid-stream
     await asyncio.wait_for(model_cancelled.wait(), 5)

@@ -51,11 +51,11 @@ class DeferredDocument:
         """
         from agentflow.documents.reading import (  # the same reader as the listing
             InputError,
-            _read_bytes,
+            read_bytes,
         )
 
         try:
-            raw = _read_bytes(Path(self.path))
+            raw = read_bytes(Path(self.path))
         except InputError as exc:
             raise DocumentError(str(exc), path=self.path,
                                 reason="the file was listed but could not be read when its "

@@ -40,16 +40,17 @@ from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
 from agentflow.documents.jsonl import jsonl_records
 from agentflow.documents.kinds import DocumentKind, sniff_kind
-from agentflow.documents.listing import Skipped, _expand, _identity
+from agentflow.documents.listing import Skipped, expand, file_identity
 from agentflow.documents.loading import load_document
 from agentflow.documents.pages import PageMap, shift_pages
-from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, _read_bytes, _Unusable
+from agentflow.documents.reading import MAX_INPUT_BYTES, InputError, Unusable, read_bytes
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError, EmptyDocumentError
 
 __all__ = ["FORMATS", "MAX_CONTROL_SHARE", "MAX_INPUT_BYTES", "Document", "InputError",
-           "Source", "decode_text", "document_of", "iter_documents", "iter_sources", "prepared",
-           "read_document", "read_source"]
+           "Source", "decode_text", "document_of", "failed_document", "file_document",
+           "is_jsonl", "iter_documents", "iter_sources", "prepared", "read_document",
+           "read_source"]
 
 FORMATS = ("auto", "text", "jsonl", "pdf", "html")
 """``iter_documents(fmt=)``: ``auto`` tells each file's kind (``.jsonl``/``.ndjson``
@@ -89,14 +90,14 @@ class Document:
     data: bytes | DeferredDocument | None = field(default=None, repr=False)
 
 
-def _failed(problem: _Unusable, doc_id: str) -> Document:
+def failed_document(problem: Unusable, doc_id: str) -> Document:
     """The failed document ``problem`` makes."""
     return Document(doc_id, "", problem=str(problem), problem_type=problem.problem_type,
                     reason=problem.reason or None)
 
 
-def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None,
-                   budget: WorkBudget | None = None, *, stdin: bool = False) -> Document:
+def file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None = None,
+                  budget: WorkBudget | None = None, *, stdin: bool = False) -> Document:
     """``path`` read by its kind (``fmt``: ``auto`` sniffs, else forced); a PDF
     goes as ``deliver(has_text)`` says (see ``iter_documents``); read under
     ``budget``'s count limits (its CPU and memory limits are the caller's).
@@ -104,11 +105,11 @@ def _file_document(path: Path, fmt: str, deliver: Callable[[bool], str] | None =
     ``agentflow.documents.readahead``): named and identified as ``-``.
 
     Raises:
-        _Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text
+        Unusable: unreadable, corrupt ``.gz``, too large, or binary plain text
             (a text file whose bytes do not decode is a ``Document`` with
             ``problem_type`` ``DocumentEncodingError``).
     """
-    raw = _read_bytes(path)
+    raw = read_bytes(path)
     return document_of(raw, Path("-") if stdin else path, fmt, deliver, budget)
 
 
@@ -116,12 +117,12 @@ def document_of(raw: bytes, path: Path, fmt: str,
                 deliver: Callable[[bool], str] | None = None,
                 budget: WorkBudget | None = None) -> Document:
     """The document of file ``path`` whose bytes (gunzipped) are ``raw``
-    (``path`` ``-``: standard input's), read by its kind as ``_file_document``
+    (``path`` ``-``: standard input's), read by its kind as ``file_document``
     says; past ``budget``'s ``chars`` (any kind), a failed document naming
     the limit.
 
     Raises:
-        _Unusable: binary plain text.
+        Unusable: binary plain text.
     """
     name = "" if str(path) == "-" else str(path)
     kind: DocumentKind = (sniff_kind(raw[:1024], name) if fmt == "auto" else
@@ -131,7 +132,7 @@ def document_of(raw: bytes, path: Path, fmt: str,
         if kind == "text":
             text = decode_text(raw, name=name)
             if text is None:
-                raise _Unusable(f"{path}: binary file, not text")
+                raise Unusable(f"{path}: binary file, not text")
             _check_chars(name or "-", text, budget)
             return Document(name or f"-#{_digest(text)}", text)
         if kind == "pdf" and deliver is not None:
@@ -177,7 +178,9 @@ def _pdf_document(doc_id: str, raw: bytes, name: str, deliver: Callable[[bool], 
                     pages=loaded.pages if has_text else None, data=data)
 
 
-def _is_jsonl(path: Path, fmt: str) -> bool:
+def is_jsonl(path: Path, fmt: str) -> bool:
+    """Whether ``path`` is read as JSONL, one document per line: ``fmt``
+    ``jsonl``, or ``auto`` and a ``.jsonl``/``.ndjson`` suffix (``.jsonl.gz`` too)."""
     if fmt != "auto":
         return fmt == "jsonl"
     suffixes = path.suffixes
@@ -191,8 +194,8 @@ def _jsonl_records(path: Path, text_field: str, id_field: str,
     go on (``agentflow.documents.jsonl``). A record whose text is past
     ``budget``'s ``chars`` is a failed document naming the limit, as a file is."""
     for doc_id, got in jsonl_records(path, text_field, id_field):
-        if isinstance(got, _Unusable):
-            yield _failed(got, doc_id)
+        if isinstance(got, Unusable):
+            yield failed_document(got, doc_id)
             continue
         try:
             _check_chars(doc_id, got, budget)
@@ -283,7 +286,7 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
     seen = SeenIds()  # the files met, on disk: memory does not grow with the corpus
     try:
         for spec in specs:
-            for path, problem in _expand(spec):
+            for path, problem in expand(spec):
                 if isinstance(problem, Skipped):
                     if on_skip is not None:
                         on_skip(path, str(problem))
@@ -291,9 +294,9 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
                         logging.getLogger("agentflow.documents").warning("skipped %s", problem)
                     continue
                 if problem is not None:
-                    yield _failed(_Unusable(problem), str(path))
+                    yield failed_document(Unusable(problem), str(path))
                     continue
-                identity = _identity(path)
+                identity = file_identity(path)
                 if exclude is not None and identity == exclude:  # told under each name
                     if on_exclude is not None:
                         on_exclude(path)
@@ -301,13 +304,13 @@ def iter_sources(specs: Sequence[str], fmt: str = "auto", *,
                 # named again (a path and a glob, ./x and x, - twice): read once
                 if seen.setdefault(_identity_key(identity), None) is not MISSING:
                     continue
-                yield Source(path, _is_jsonl(path, fmt))
+                yield Source(path, is_jsonl(path, fmt))
     finally:
         seen.close()
 
 
 def _identity_key(identity: object) -> str:
-    """``_identity``'s value as a ``SeenIds`` key."""
+    """``file_identity``'s value as a ``SeenIds`` key."""
     if isinstance(identity, tuple):
         return f"{identity[0]}:{identity[1]}"
     return f"/{identity}"  # "-" or an unresolvable path: never of the form above
@@ -324,9 +327,9 @@ def read_source(source: Source, *, fmt: str = "auto", text_field: str = "text",
         if source.jsonl:
             yield from _jsonl_records(source.path, text_field, id_field, budget)
         else:
-            yield _file_document(source.path, fmt, deliver, budget)
-    except _Unusable as exc:
-        yield _failed(exc, str(source.path))
+            yield file_document(source.path, fmt, deliver, budget)
+    except Unusable as exc:
+        yield failed_document(exc, str(source.path))
 
 
 def prepared(doc: Document, prepare: Callable[[str], str] | None) -> Document:
@@ -343,9 +346,9 @@ def read_document(path: str | Path, *, fmt: str = "auto",
     ``problem`` set (never raised): what ``agentflow report`` re-reads sources with."""
     path = Path(path)
     try:
-        doc = _file_document(path, "auto" if fmt == "jsonl" else fmt, budget=budget)
-    except _Unusable as exc:
-        return _failed(exc, str(path))
+        doc = file_document(path, "auto" if fmt == "jsonl" else fmt, budget=budget)
+    except Unusable as exc:
+        return failed_document(exc, str(path))
     return doc if doc.problem else _prepared(doc, prepare)
 
 

@@ -2,7 +2,7 @@
 line at a time, so memory holds one line however long the file.
 
     for doc_id, got in jsonl_records(Path("docs.jsonl"), "text", "id"):
-        ...   # got: the record's text, or the _Unusable that says why the line is not a document
+        ...   # got: the record's text, or the Unusable that says why the line is not a document
 
 A line is a document when it is a JSON object with a string ``text_field``;
 its id is ``FILE#<id_field>`` (``FILE#<line>`` without one). Every other
@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from agentflow.documents.encoding import decode_text
-from agentflow.documents.reading import MAX_INPUT_BYTES, _Unusable, open_input
+from agentflow.documents.reading import MAX_INPUT_BYTES, Unusable, open_input
 from agentflow.documents.seen import MISSING, SeenIds
 from agentflow.errors import DocumentError
 
@@ -60,19 +60,19 @@ _BAD_LINE = ("the JSONL line is not a record with the text field; fix the line a
 
 def jsonl_records(path: Path, text_field: str, id_field: str, *,
                   max_line_bytes: int = MAX_LINE_BYTES
-                  ) -> Iterator[tuple[str, str | _Unusable]]:
+                  ) -> Iterator[tuple[str, str | Unusable]]:
     """``(id, text)`` for each document line of ``path``, ``(id, problem)`` for
     each line that is not one (see the module docstring); blank lines are
     skipped.
 
     Raises:
-        _Unusable: the file itself cannot be read (after the lines read before).
+        Unusable: the file itself cannot be read (after the lines read before).
     """
     seen = SeenIds()  # each id -> its line, on disk: memory does not grow with the file
     blank = blank_bytes = 0  # blank lines in a row, and their bytes
     try:
         for number, line in jsonl_lines(path, max_line_bytes=max_line_bytes):
-            if isinstance(line, _Unusable):
+            if isinstance(line, Unusable):
                 blank = blank_bytes = 0
                 yield f"{path}:{number}", line
             elif line.strip():
@@ -81,7 +81,7 @@ def jsonl_records(path: Path, text_field: str, id_field: str, *,
             else:
                 blank, blank_bytes = blank + 1, blank_bytes + len(line)
                 if blank > MAX_BLANK_LINES or blank_bytes > max_line_bytes:
-                    raise _Unusable(
+                    raise Unusable(
                         f"{path}:{number}: more than {MAX_BLANK_LINES:,} blank lines (or "
                         f"{max_line_bytes:,} bytes of them) in a row; the rest of the file "
                         "is not read",
@@ -93,7 +93,7 @@ def jsonl_records(path: Path, text_field: str, id_field: str, *,
 
 
 def _record(path: Path, number: int, line: str, text_field: str, id_field: str,
-            seen: SeenIds) -> tuple[str, str | _Unusable]:
+            seen: SeenIds) -> tuple[str, str | Unusable]:
     """The ``(id, text or problem)`` of line ``number``."""
     bad = f"{path}:{number}"
     try:
@@ -116,7 +116,7 @@ def _record(path: Path, number: int, line: str, text_field: str, id_field: str,
 
 
 def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
-                ) -> Iterator[tuple[int, str | _Unusable]]:
+                ) -> Iterator[tuple[int, str | Unusable]]:
     """``(number, line)`` for each line of a JSONL file (gunzipped by suffix;
     ``-``: standard input),
     each decoded on its own; ``(number, problem)`` for a line longer than
@@ -124,7 +124,7 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
     that no encoding reads. The lines after either are read on.
 
     Raises:
-        _Unusable: the file cannot be read, or its ``.gz`` is corrupt.
+        Unusable: the file cannot be read, or its ``.gz`` is corrupt.
     """
     try:
         with _open(path) as f:
@@ -135,7 +135,7 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
                     yield number, _bad_line(path, number, f"line longer than {max_line_bytes} "
                                                           "bytes; not read")
                     if not _skip_line(f.readline, _SKIP_LIMIT):
-                        raise _Unusable(
+                        raise Unusable(
                             f"{path}:{number}: line longer than {max_line_bytes + _SKIP_LIMIT:,}"
                             " bytes; the rest of the file is not read",
                             reason="a line this long is a damaged or hostile file (a .gz "
@@ -144,7 +144,7 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
                     continue
                 yield number, _decoded(path, number, raw)
     except (OSError, EOFError, zlib.error) as exc:
-        raise _Unusable(f"{path}: cannot read: {exc}") from exc
+        raise Unusable(f"{path}: cannot read: {exc}") from exc
 
 
 def _open(path: Path) -> AbstractContextManager[Any]:
@@ -171,7 +171,7 @@ def _skip_line(readline: Callable[[int], bytes], limit: int) -> bool:
     return True
 
 
-def _decoded(path: Path, number: int, raw: bytes) -> str | _Unusable:
+def _decoded(path: Path, number: int, raw: bytes) -> str | Unusable:
     """Line ``number``'s text (a BOM dropped from the first), or why it has none."""
     if number == 1:
         raw = raw.removeprefix(b"\xef\xbb\xbf")
@@ -182,12 +182,12 @@ def _decoded(path: Path, number: int, raw: bytes) -> str | _Unusable:
     try:
         decoded = decode_text(raw, name=f"{path}:{number}")
     except DocumentError as exc:
-        return _Unusable(str(exc), type(exc).__name__, exc.reason or _BAD_LINE)
+        return Unusable(str(exc), type(exc).__name__, exc.reason or _BAD_LINE)
     if decoded is None:
         return _bad_line(path, number, "binary, not text")
     return decoded
 
 
-def _bad_line(path: Path, number: int, what: str) -> _Unusable:
+def _bad_line(path: Path, number: int, what: str) -> Unusable:
     """The problem of JSONL line ``number`` of ``path``."""
-    return _Unusable(f"{path}:{number}: {what}", "InvalidInputLineError", _BAD_LINE)
+    return Unusable(f"{path}:{number}: {what}", "InvalidInputLineError", _BAD_LINE)

@@ -22,7 +22,8 @@ from agentflow.documents.globs import iglob_sorted
 from agentflow.documents.reading import InputError
 from agentflow.documents.seen import SeenIds
 
-__all__ = ["READ_KINDS", "SPILL_NAMES", "NamedFiles", "Skipped", "is_named", "named_files"]
+__all__ = ["READ_KINDS", "SPILL_NAMES", "NamedFiles", "Skipped", "expand", "file_identity",
+           "is_named", "named_files"]
 
 class Skipped(str):
     """An entry's note that is not a failure: the entry is left out on purpose
@@ -161,7 +162,11 @@ def _walk_named(spec: str, root: Path) -> Iterator[tuple[Path, str | None]]:
                          f"file under it: {READ_KINDS})")
 
 
-def _expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]]:
+def expand(spec: str) -> Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]]:
+    """The entries input ``spec`` names (``-``, a folder walked, a file, a
+    glob), lazily: each a path and ``None``, or the note of an entry that is
+    not read (a ``Skipped`` one is left out on purpose, any other is a failed
+    document)."""
     if spec == "-":
         return [(Path("-"), None)]
     path = Path(spec)
@@ -215,7 +220,7 @@ def _problem(path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else f"{path}: not a regular file; not read"
 
 
-def _identity(path: Path) -> object:
+def file_identity(path: Path) -> object:
     """What makes two input paths one file: its device and inode (a hard link,
     ``./x`` and ``x``, a path and a glob all name one), ``-`` for stdin."""
     if str(path) == "-":
@@ -236,7 +241,7 @@ class NamedFiles:
         self._ids = SeenIds()
 
     def add(self, identity: object) -> None:
-        """Add one file's identity (``_identity``)."""
+        """Add one file's identity (``file_identity``)."""
         self._ids.setdefault(repr(identity), None)
 
     def __contains__(self, identity: object) -> bool:
@@ -262,9 +267,9 @@ def named_files(specs: Sequence[str]) -> NamedFiles:
     named = NamedFiles()
     try:
         for spec in specs:
-            for path, problem in _expand(spec):
+            for path, problem in expand(spec):
                 if problem is None and str(path) != "-":
-                    named.add(_identity(path))
+                    named.add(file_identity(path))
     except BaseException:
         named.close()
         raise

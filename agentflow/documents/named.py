@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentflow.documents.glob_names import glob_names
-from agentflow.documents.inputs import _is_jsonl
+from agentflow.documents.inputs import is_jsonl
 from agentflow.documents.jsonl import jsonl_lines
-from agentflow.documents.listing import Skipped, _expand
-from agentflow.documents.reading import InputError, _Unusable
+from agentflow.documents.listing import Skipped, expand
+from agentflow.documents.reading import InputError, Unusable
 
 __all__ = ["check_named", "out_among_inputs", "out_dir_among_inputs", "within"]
 
@@ -40,12 +40,12 @@ def _gives_input(path: Path, problem: str | None, fmt: str) -> bool:
     """Whether ``path`` (an entry of a spec) gives a record: any file that is not
     JSONL (an unreadable or empty one is a failed record), or a JSONL file with a
     non-blank line (a bad line is a failed record too)."""
-    if problem is not None or str(path) == "-" or not _is_jsonl(path, fmt):
+    if problem is not None or str(path) == "-" or not is_jsonl(path, fmt):
         return True
     try:
-        return any(isinstance(line, _Unusable) or line.strip()
+        return any(isinstance(line, Unusable) or line.strip()
                    for _, line in jsonl_lines(path))
-    except _Unusable:
+    except Unusable:
         return True  # unreadable: a failed record says so
 
 
@@ -58,7 +58,7 @@ def check_named(specs: Sequence[str], fmt: str = "auto") -> None:
         InputError: naming the spec, and what was found there.
     """
     for spec in specs:
-        entries = _expand(spec)  # a glob matching nothing, an empty folder: refused here
+        entries = expand(spec)  # a glob matching nothing, an empty folder: refused here
         empty: list[Path] = []  # JSONL files without a record met so far
         for path, problem in entries:
             if isinstance(problem, Skipped):  # a link to a folder, not followed: nothing read

@@ -27,8 +27,16 @@ ones after it (up to ``ahead`` of them, read meanwhile).
   ``agentflow.documents.jsonl``, each record's text within the budget's
   ``chars``) are read in a thread.
 
+At most ``workers`` processes read at once. A worker that dies (past the
+CPU limit in native code, killed) breaks the pool and fails every read in
+flight with it: each of those files is read again alone, to say which one
+ended the process and why (``reader_pool.read_alone``), and a re-read keeps
+the place its read held, so the re-reads and the new pool's workers are
+``workers`` processes at most too.
+
 Closing the generator early cancels the reads in flight and stops the pool's
-workers (a worker busy on a costly document is killed, not waited for).
+workers and re-reads (a process busy on a costly document is killed, not
+waited for).
 """
 
 from __future__ import annotations
@@ -49,7 +57,7 @@ from agentflow._anyio_fast import produced, send_soon
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
 from agentflow.documents.inputs import Document, Source, iter_sources, read_source
 from agentflow.documents.reader_pool import BudgetedReader as BudgetedReader  # re-exported
-from agentflow.documents.reader_pool import PdfDelivery, ReaderPool, read_alone, spool_stdin
+from agentflow.documents.reader_pool import PdfDelivery, ReaderPool, spool_stdin
 from agentflow.documents.reader_pool import read_in_worker as read_in_worker  # re-exported
 from agentflow.documents.small import INLINE_BYTES, inline_fits, read_small
 
@@ -96,6 +104,7 @@ async def read_ahead(
     send, receive = anyio.create_memory_object_stream[Document | BaseException](ahead)
     slots = anyio.Semaphore(ahead, fast_acquire=True)  # no loop trip for a free slot
     pool = ReaderPool(workers or min(os.cpu_count() or 1, ahead))  # started when needed
+    readers = anyio.CapacityLimiter(pool.size)  # the pool's reads and re-reads, together
     inline = inline_bytes if inline_fits(budget, inline_bytes) else 0
 
     def next_source(sources: Iterator[Document | Source]) -> Document | Source | None:
@@ -175,14 +184,16 @@ async def read_ahead(
             pending.ready.set()
 
     async def _in_pool(path: str, stdin: bool = False) -> Document:
-        future = pool.submit(path, fmt, deliver, budget, stdin)
-        try:
-            return await asyncio.wrap_future(future)
-        except BrokenProcessPool:  # a worker died (past the budget in native code, killed)
-            pool.broken(future)  # the next read starts a new pool
-            # every read in flight failed with it: each read again alone, to say which and why
-            return await anyio.to_thread.run_sync(read_alone, path, fmt, deliver, budget, stdin,
-                                                  abandon_on_cancel=True)
+        async with readers:  # one place for the read and, if the pool breaks, its re-read
+            future = pool.submit(path, fmt, deliver, budget, stdin)
+            try:
+                return await asyncio.wrap_future(future)
+            except BrokenProcessPool:  # a worker died (past the budget in native code, killed)
+                pool.broken(future)  # the next read starts a new pool
+                # every read in flight failed with it: each read again alone, to say which and
+                # why (killed by pool.stop when the consumer goes)
+                return await anyio.to_thread.run_sync(pool.read_alone, path, fmt, deliver,
+                                                      budget, stdin, abandon_on_cancel=True)
 
     producer = asyncio.ensure_future(produce(send))
     finished = False

@@ -44,6 +44,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +55,14 @@ from agentflow.documents.budget import (
     memory_budget,
     over_budget,
 )
-from agentflow.documents.inputs import Document, Source, _failed, _file_document, read_source
+from agentflow.documents.inputs import Document, Source, failed_document, file_document, read_source
 from agentflow.documents.kinds import DocumentKind, sniff_kind
 from agentflow.documents.reading import (
-    _TOO_LARGE,
     MAX_INPUT_BYTES,
-    _too_large,
-    _Unusable,
+    TOO_LARGE,
+    Unusable,
     open_input,
+    too_large,
 )
 from agentflow.documents.routing import PdfMode, pdf_delivery
 from agentflow.documents.small import INLINE_BYTES, inline_fits, read_small
@@ -95,12 +96,12 @@ def read_in_worker(path: str, fmt: str, deliver: PdfDelivery | None,
     shown = "-" if stdin else path
     try:
         with cpu_budget(shown, budget.cpu_seconds), memory_budget(shown, budget.memory_bytes):
-            return _file_document(Path(path), fmt, deliver, budget, stdin=stdin)
+            return file_document(Path(path), fmt, deliver, budget, stdin=stdin)
     except DocumentError as exc:  # the CPU or memory limit: raised by the budget
         return Document(shown, "", problem=str(exc), kind=_kind(Path(path), fmt),
                         problem_type=type(exc).__name__, reason=exc.reason or None)
-    except _Unusable as exc:
-        return _failed(exc, shown)
+    except Unusable as exc:
+        return failed_document(exc, shown)
     except Exception as exc:  # untrusted input met a reader's bug: this file fails, not the run
         return Document(shown, "", problem=f"{shown}: the reader failed: {type(exc).__name__}: "
                                            f"{str(exc)[:300]}", problem_type="DocumentError",
@@ -117,7 +118,7 @@ def _kind(path: Path, fmt: str) -> DocumentKind:
     try:
         with open_input(path) as f:
             head = f.read(1024)
-    except (OSError, EOFError, ValueError, _Unusable):
+    except (OSError, EOFError, ValueError, Unusable):
         head = b""
     return sniff_kind(head, str(path))
 
@@ -149,7 +150,11 @@ def _main_unseen() -> Iterator[None]:
 
 class ReaderPool:
     """A pool of ``size`` worker processes (``forkserver``), started lazily,
-    whose processes never import the main module (``_main_unseen``)."""
+    whose processes never import the main module (``_main_unseen``), and the
+    processes that read a file again alone after the pool broke
+    (``read_alone``), which ``stop(kill=True)`` ends too. The pool does not
+    bound how many re-reads run beside its workers: its caller does
+    (``read_ahead`` holds one of ``size`` places for a read and its re-read)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -157,6 +162,9 @@ class ReaderPool:
         # each read's pool, while its future lives
         self._of: weakref.WeakKeyDictionary[Future[Document], ProcessPoolExecutor] = (
             weakref.WeakKeyDictionary())
+        self._alone: set[BaseProcess] = set()  # the re-reads running
+        self._alone_lock = threading.Lock()
+        self._killed = False  # stop(kill=True) ran: no re-read starts any more
 
     def submit(self, path: str, fmt: str, deliver: PdfDelivery | None, budget: WorkBudget,
                stdin: bool = False) -> Future[Document]:
@@ -179,11 +187,42 @@ class ReaderPool:
         in flight fail with it; reads started later are left alone)."""
         executor = self._of.pop(future, None)
         if executor is not None and executor is self._executor:
-            self.stop(kill=True)
+            self._stop_workers(kill=True)
+
+    def read_alone(self, path: str, fmt: str, deliver: PdfDelivery | None, budget: WorkBudget,
+                   stdin: bool = False) -> Document:
+        """``read_alone`` (the module's), its process one of this pool's:
+        ``stop(kill=True)`` kills it (a read asked for after that gets a failed
+        document at once). Blocking: call it from a thread."""
+        return _read_alone(path, fmt, deliver, budget, stdin, self)
+
+    def _own(self, process: BaseProcess) -> bool:
+        """Count ``process`` (started) as one of the pool's re-reads; ``False``
+        (and it is killed) when the pool was stopped with ``kill``."""
+        with self._alone_lock:
+            if not self._killed:
+                self._alone.add(process)
+                return True
+        _kill(process)
+        return False
+
+    def _disown(self, process: BaseProcess) -> None:
+        with self._alone_lock:
+            self._alone.discard(process)
 
     def stop(self, *, kill: bool) -> None:
         """Stop the workers; ``kill``: without waiting for a costly parse (what
-        they were reading is not needed any more)."""
+        they were reading is not needed any more), and the re-reads
+        (``read_alone``) too, none started after."""
+        self._stop_workers(kill=kill)
+        if kill:
+            with self._alone_lock:
+                self._killed = True
+                alone, self._alone = list(self._alone), set()
+            for process in alone:
+                _kill(process)
+
+    def _stop_workers(self, *, kill: bool) -> None:
         executor, self._executor = self._executor, None
         if executor is None:
             return
@@ -194,9 +233,14 @@ class ReaderPool:
         executor.shutdown(wait=False, cancel_futures=True)
         if isinstance(processes, dict):
             for process in list(processes.values()):
-                with contextlib.suppress(Exception):
-                    process.kill()
-                    process.join(5)
+                _kill(process)
+
+
+def _kill(process: Any) -> None:
+    """Kill ``process`` and wait (at most 5 s) until it is gone."""
+    with contextlib.suppress(Exception):
+        process.kill()
+        process.join(5)
 
 
 def _read_to(conn: Connection, path: str, fmt: str, deliver: PdfDelivery | None,
@@ -216,6 +260,12 @@ def read_alone(path: str, fmt: str, deliver: PdfDelivery | None, budget: WorkBud
     code (past the CPU limit in native code, ``SIGPROF``: the budget's
     ``cpu_seconds``; ``SIGKILL``: killed, as the kernel does out of memory;
     else a crash). Blocking: call it from a thread."""
+    return _read_alone(path, fmt, deliver, budget, stdin, None)
+
+
+def _read_alone(path: str, fmt: str, deliver: PdfDelivery | None, budget: WorkBudget,
+                stdin: bool, pool: ReaderPool | None) -> Document:
+    """``read_alone``, its process one of ``pool``'s re-reads (``ReaderPool.read_alone``)."""
     context = multiprocessing.get_context("forkserver")
     receive, send = context.Pipe(duplex=False)
     with _main_unseen():
@@ -223,10 +273,17 @@ def read_alone(path: str, fmt: str, deliver: PdfDelivery | None, budget: WorkBud
                                   args=(send, path, fmt, deliver, budget, stdin))
         process.start()
     send.close()
-    doc: Document | None = None
-    with receive, contextlib.suppress(EOFError, OSError):  # it died before sending
-        doc = receive.recv()
-    process.join()
+    if pool is not None and not pool._own(process):
+        receive.close()
+        return _died("-" if stdin else path, process.exitcode, budget)
+    try:
+        doc: Document | None = None
+        with receive, contextlib.suppress(EOFError, OSError):  # it died before sending
+            doc = receive.recv()
+        process.join()
+    finally:
+        if pool is not None:
+            pool._disown(process)
     return doc if doc is not None else _died("-" if stdin else path, process.exitcode, budget)
 
 
@@ -270,10 +327,10 @@ def spool_stdin(limit: int = MAX_INPUT_BYTES) -> Path | Document:
                 got = out.tell()
     except OSError as exc:
         path.unlink(missing_ok=True)
-        return _failed(_Unusable(f"-: cannot read: {exc}"), "-")
+        return failed_document(Unusable(f"-: cannot read: {exc}"), "-")
     if got > limit:
         path.unlink(missing_ok=True)
-        return _failed(_Unusable(_too_large(Path("-"), limit=limit), reason=_TOO_LARGE), "-")
+        return failed_document(Unusable(too_large(Path("-"), limit=limit), reason=TOO_LARGE), "-")
     return path
 
 
@@ -315,7 +372,7 @@ class BudgetedReader:
                 return future.result()
             except BrokenProcessPool:  # its worker died: read alone, to say why
                 self._pool.broken(future)
-                return read_alone(name, fmt, None, self.budget, stdin)
+                return self._pool.read_alone(name, fmt, None, self.budget, stdin)
         finally:
             if spooled is not None:
                 spooled.unlink(missing_ok=True)

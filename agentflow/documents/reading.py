@@ -18,7 +18,8 @@ from typing import BinaryIO
 
 from agentflow.errors import UnreadableDocumentError
 
-__all__ = ["MAX_INPUT_BYTES", "InputError", "open_input"]
+__all__ = ["MAX_INPUT_BYTES", "TOO_LARGE", "InputError", "Unusable", "open_input", "read_bytes",
+           "too_large"]
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest input read (after gunzip), in bytes; a larger one is a failed record."""
@@ -28,8 +29,9 @@ class InputError(ValueError):
     """An input path that matches nothing, or a JSONL record without the text field."""
 
 
-class _Unusable(InputError):
-    """One document cannot be read as text (reported per document, not raised).
+class Unusable(InputError):
+    """One document cannot be read as text (reported per document, not raised:
+    ``agentflow.documents.inputs.failed_document`` makes its failed document).
 
     Attributes:
         problem_type: the public error type the record names
@@ -44,7 +46,7 @@ class _Unusable(InputError):
         self.problem_type, self.reason = problem_type, reason
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
     """The bytes of ``path`` (``-``: stdin), gunzipped by suffix. A file whose
     size is over ``MAX_INPUT_BYTES`` is refused before any byte is read, so
     refusing it costs no memory; no read asks for more memory than the bytes
@@ -52,7 +54,7 @@ def _read_bytes(path: Path) -> bytes:
     which a worker's memory budget refused).
 
     Raises:
-        _Unusable: unreadable, corrupt ``.gz``, or too large.
+        Unusable: unreadable, corrupt ``.gz``, or too large.
     """
     try:
         if str(path) == "-":  # the same size and binary checks as a file
@@ -66,20 +68,21 @@ def _read_bytes(path: Path) -> bytes:
             with open_input(path, unzip=False) as f:
                 size = os.fstat(f.fileno()).st_size  # a 2 GB file is refused unread
                 if size > MAX_INPUT_BYTES:
-                    raise _Unusable(_too_large(path, size), reason=_TOO_LARGE)
+                    raise Unusable(too_large(path, size), reason=TOO_LARGE)
                 raw = f.read(size + 1)
                 if len(raw) > size:  # it grew since: the rest, up to the limit
                     raw += _read_at_most(f.read, MAX_INPUT_BYTES - len(raw))
     except (OSError, EOFError, zlib.error) as exc:
-        raise _Unusable(f"{path}: cannot read: {exc}") from exc
+        raise Unusable(f"{path}: cannot read: {exc}") from exc
     if len(raw) > MAX_INPUT_BYTES:
-        raise _Unusable(_too_large(path), reason=_TOO_LARGE)
+        raise Unusable(too_large(path), reason=TOO_LARGE)
     return raw
 
 
-_TOO_LARGE = (f"one input is read up to {MAX_INPUT_BYTES // 1024**2} MiB (MAX_INPUT_BYTES; "
-              "a .gz once inflated): split it into several files, or into JSONL records "
-              "(one document per line)")
+TOO_LARGE = (f"one input is read up to {MAX_INPUT_BYTES // 1024**2} MiB (MAX_INPUT_BYTES; "
+             "a .gz once inflated): split it into several files, or into JSONL records "
+             "(one document per line)")
+"""The ``reason`` of a document over ``MAX_INPUT_BYTES`` (``too_large`` is its problem)."""
 
 
 @contextlib.contextmanager
@@ -91,13 +94,13 @@ def open_input(path: Path, *, unzip: bool = True) -> Iterator[BinaryIO]:
     writer opens at once), checked by its descriptor, then read as usual.
 
     Raises:
-        _Unusable: not a regular file.
+        Unusable: not a regular file.
         OSError: it cannot be opened.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _Unusable(f"{path}: not a regular file; not read")
+            raise Unusable(f"{path}: not a regular file; not read")
         os.set_blocking(fd, True)
         f = os.fdopen(fd, "rb")
     except BaseException:
@@ -127,7 +130,7 @@ def _read_at_most(read: Callable[[int], bytes], limit: int = MAX_INPUT_BYTES) ->
     return buffer.getvalue()
 
 
-def _too_large(path: Path, size: int | None = None, limit: int = MAX_INPUT_BYTES) -> str:
+def too_large(path: Path, size: int | None = None, limit: int = MAX_INPUT_BYTES) -> str:
     """The problem of a file over ``limit`` bytes (``size``: its size, if known)."""
     known = f" ({size:,} bytes)" if size is not None else ""
     return f"{path}: larger than {limit} bytes{known}; not read"

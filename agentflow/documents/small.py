@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 
 from agentflow.documents.budget import WorkBudget
-from agentflow.documents.inputs import Document, Source, _failed, document_of
+from agentflow.documents.inputs import Document, Source, document_of, failed_document
 from agentflow.documents.kinds import sniff_kind
-from agentflow.documents.reading import _Unusable, open_input
+from agentflow.documents.reading import Unusable, open_input
 
 __all__ = ["INLINE_BYTES", "inline_fits", "read_small"]
 
@@ -58,7 +58,7 @@ def read_small(source: Source, fmt: str, limit: int = INLINE_BYTES) -> Document 
             if os.fstat(f.fileno()).st_size > limit:
                 return None
             raw = f.read(limit + 1)
-    except (OSError, _Unusable):
+    except (OSError, Unusable):
         return None  # the pool's read says why (the same error, named alike)
     if len(raw) > limit:
         return None
@@ -66,7 +66,7 @@ def read_small(source: Source, fmt: str, limit: int = INLINE_BYTES) -> Document 
         if fmt == "auto" and sniff_kind(raw[:1024], str(path)) != "text":
             return None
         return document_of(raw, path, "text")
-    except _Unusable as exc:  # binary
-        return _failed(exc, str(path))
+    except Unusable as exc:  # binary
+        return failed_document(exc, str(path))
     except Exception:  # untrusted bytes met a reader's bug: the pool's read fails this file alone
         return None

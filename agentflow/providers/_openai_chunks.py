@@ -75,9 +75,9 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_alias", "_args", "_choice", "_details", "_ids", "_last", "_logprobs",
-                 "_model", "_names", "_next", "_refused", "_reply_id", "_so_far", "_texted",
-                 "_tools_seen", "_top", "_usage", "terminal")
+    __slots__ = ("_alias", "_args", "_choice", "_details", "_ending", "_ids", "_last",
+                 "_logprobs", "_model", "_names", "_next", "_refused", "_reply_id", "_so_far",
+                 "_texted", "_tools_seen", "_top", "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -101,12 +101,14 @@ class ChunkParser:
         """The highest choice ``index`` read so far."""
         self._texted = False
         """Set once reply text came in a ``delta`` (``_message``)."""
+        self._ending = False
+        """Whether the payload being read carries the finish reason."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
         self._details: DetailsMerger | None = None
+        """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
         self._so_far: dict[str, SoFar] = {}
         """Per channel (``content``, ``reasoning``): the text so far (``new_text``)."""
-        """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
 
     def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
         """The chunks of one payload."""
@@ -122,9 +124,10 @@ class ChunkParser:
             delta = choice.get("delta")
             if delta is None:
                 delta = self._message(choice)
-            if delta:
-                self.delta(delta, out)
             raw_finish = choice.get("finish_reason")
+            if delta:
+                self._ending = bool(raw_finish) and raw_finish != "null"
+                self.delta(delta, out)
         if payload.get("truncated") is True:  # llama.cpp: the prompt was cut to its window
             raise ContextLengthError(
                 "the server says it truncated the prompt to its context window "
@@ -210,7 +213,7 @@ class ChunkParser:
                     seen.parts.append(content)  # an incremental delta: ``new_text``'s fast path
                     seen.size += len(content)
                 else:
-                    content = new_text(self._so_far, "content", content)
+                    content = new_text(self._so_far, "content", content, self._ending)
             if content:
                 self.text(content, out)
         refusal = delta.get("refusal")

@@ -67,8 +67,9 @@ def content_parts(parts: Sequence[Any]) -> tuple[str, str]:
     return "".join(thought), "".join(text)
 
 
-def new_text(so_far: dict[str, SoFar], channel: str, piece: str) -> str:
-    """What ``piece`` adds to the ``channel`` text in ``so_far`` (updated).
+def new_text(so_far: dict[str, SoFar], channel: str, piece: str, ending: bool = False) -> str:
+    """What ``piece`` adds to the ``channel`` text in ``so_far`` (updated);
+    ``ending``: its payload carries the finish reason.
 
     Some OpenAI-compatible paths stream ``content`` and ``reasoning_content``
     *cumulatively*, each delta the whole text so far (DashScope's Coding Plan
@@ -77,15 +78,19 @@ def new_text(so_far: dict[str, SoFar], channel: str, piece: str) -> str:
     delta longer than the text so far that starts with it marks the stream
     cumulative; from then on only what a delta adds is read (a repeat adds
     nothing, any other delta is a delta). A delta that is the whole text so
-    far again, two words or more, restates it and adds nothing (OCI's Cohere
-    models restate the streamed sentence on the chunk that carries the tool
-    calls, BerriAI/litellm#39965). Only a delta at least as long as the text
-    so far is compared: an incremental stream pays no join."""
+    far again restates it and adds nothing: two words or more anywhere (OCI's
+    Cohere models restate the streamed sentence on the chunk that carries the
+    tool calls, BerriAI/litellm#39965), any text in the terminal chunk
+    (Rapid-MLX with ``--enable-auto-tool-choice``, raullenchai/Rapid-MLX#1709;
+    RAGFlow, infiniflow/ragflow#15286). A text so far of two characters or
+    fewer is too short to tell a cumulative stream from deltas ("ab", then
+    "abc": read as it came). Only a delta at least as long as the text so far
+    is compared: an incremental stream pays no join."""
     seen = so_far.get(channel)
     if seen is None:
         so_far[channel] = SoFar(piece)
         return piece
-    if len(piece) > seen.size and (seen.cumulative or len(seen.text().strip()) > 1):
+    if len(piece) > seen.size and (seen.cumulative or len(seen.text().strip()) > 2):
         text = seen.text()
         if piece.startswith(text):
             seen.cumulative = True
@@ -93,7 +98,8 @@ def new_text(so_far: dict[str, SoFar], channel: str, piece: str) -> str:
             return piece[len(text):]
     elif seen.cumulative and seen.text().startswith(piece):
         return ""  # the whole text again, or less of it
-    elif len(piece) == seen.size and len(piece.split()) > 1 and piece == seen.text():
+    elif (len(piece) == seen.size and (ending or len(piece.split()) > 1)
+          and piece == seen.text()):
         return ""  # the whole text restated
     seen.parts.append(piece)
     seen.size += len(piece)

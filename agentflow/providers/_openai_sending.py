@@ -22,7 +22,12 @@ from agentflow.providers._http import HttpClient
 from agentflow.providers._http_errors import STREAM_TYPES
 from agentflow.providers._markup import AnyMarkup, filter_for
 from agentflow.providers._openai_errors import failed_output
-from agentflow.providers._openai_remedies import MAX_REMEDIES, apply_remedy, remedy_for
+from agentflow.providers._openai_remedies import (
+    MAX_REMEDIES,
+    apply_remedy,
+    remediable,
+    remedy_for,
+)
 from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
 from agentflow.providers._openai_request import OpenAIRequestHooks
 from agentflow.providers._payload import NOT_PARSED, ReplyGuard
@@ -72,8 +77,9 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
         / ``max_completion_tokens``, Azure OpenAI's reasoning models and older
         API versions). A refusal of a request built before a concurrent
         request of this model applied a remedy is sent again the new way
-        first (the refusal may be the one remedied: two users' conversations
-        that both need it both go on). At most ``MAX_REMEDIES`` such resends
+        first when it is such a refusal (``remediable``: it may be the one
+        remedied, and two users' conversations that both need it both go
+        on); any other 400 is raised, never sent twice. At most ``MAX_REMEDIES`` such resends
         per request.
 
         One async generator per request (``_send``): nothing is built or sent
@@ -113,7 +119,7 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
                 if failed_output(exc):  # the model's output, not the request: sample again
                     yield failed_generation(self.vendor, exc)
                     return
-                if self._remedied != remedied and remedies < MAX_REMEDIES:
+                if self._remedied != remedied and remedies < MAX_REMEDIES and remediable(exc):
                     continue  # a concurrent request remedied this model meanwhile: the new way
                 # what the refused request carried is read only now (the same body
                 # again): a request that is not refused pays nothing for it

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentflow.documents.listing import Skipped, _expand
+from agentflow.documents.listing import Skipped, expand
 from agentflow.documents.named import within
 from agentflow.ray._refs import ray_module
 
@@ -63,7 +63,7 @@ def _blocks(specs: Sequence[str], out: str | None, notes: Any) -> Iterator[Any]:
     rows: list[dict[str, str | None]] = []
     told: list[Any] = []  # the notes actor's calls, awaited at the end
     for spec in specs:
-        for path, problem in _expand(spec):
+        for path, problem in expand(spec):
             if isinstance(problem, Skipped):  # a link to a folder, not followed
                 if notes is not None:
                     told.append(notes.add.remote("skip", str(path), str(problem)))
@@ -102,7 +102,7 @@ def input_listing(specs: Sequence[str], *, exclude: str | os.PathLike[str] | Non
     from ray.data.block import BlockMetadata
 
     for spec in specs:  # refused now, not in a task: listed up to its first entry
-        next(iter(_expand(spec)), None)
+        next(iter(expand(spec)), None)
     out = os.path.realpath(exclude) if exclude is not None else None
     notes = _notes_actor() if on_exclude is not None or on_skip is not None else None
     if notes is not None:

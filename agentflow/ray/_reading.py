@@ -21,6 +21,14 @@ start, 0.7 s without).
 Standard input is the driver's (a task's is not the user's): ``read_stdin``
 reads it there as one document, spooled to a file and read in a worker
 process under the same budget (``BudgetedReader.read``), a Dataset of one row.
+It is read when ``read_documents`` is called, not lazily as the local engine
+reads it (when the listing reaches ``-``): a Dataset's reads run again each
+time it is consumed (``take_all``, a writer, ``count``; ``materialize`` keeps
+a copy but leaves the Dataset as it was), and standard input can be read
+only once; a read task, which could read it lazily, runs in a worker
+process (maybe on another node) that has neither the user's standard input
+nor the driver's disk to spool it to. What it holds early is one document
+within the budget's ``chars``, in the object store.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentflow.documents.budget import WorkBudget
-from agentflow.documents.inputs import Document, Source, _is_jsonl, prepared
+from agentflow.documents.inputs import Document, Source, is_jsonl, prepared
 from agentflow.documents.reader_pool import BudgetedReader
 from agentflow.ray._refs import ray_module
 
@@ -106,7 +114,7 @@ def _documents(reader: BudgetedReader, path: str, problem: str | None, fmt: str,
     if problem:
         yield Document(path, "", problem=problem)
         return
-    source = Source(Path(path), _is_jsonl(Path(path), fmt))
+    source = Source(Path(path), is_jsonl(Path(path), fmt))
     yield from reader.documents(source, fmt=fmt, text_field=text_field, id_field=id_field)
 
 

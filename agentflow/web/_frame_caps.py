@@ -17,6 +17,11 @@ carries it (AG-UI ``RUN_ERROR``, a    not shown, to keep the frame within
 SDK ``error``'s ``errorText``,        (``frame_within``, ``cut_text``): the
 ``data-output-error``'s and a         frame is often the stream's last and
 ``data-*`` retry's ``message``)       is never left out
+a JSON value the AI SDK chat keeps    JSON is never cut: over
+in a part (``tool-input-available``'s ``MAX_SHOWN_RESULT`` characters, the
+``input``, ``data-output``'s          value is a marker in its place,
+``data``)                             ``{"not_shown": {"characters": N,
+                                      "limit": ...}}`` (``shown_json``)
 ====================================  ======================================
 
 Both protocols frame an event as SSE ``data: <JSON>`` and a blank line:
@@ -29,8 +34,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentflow._clean_text import json_bytes
+
 __all__ = ["MAX_ERROR_BYTES", "MAX_SHOWN_RESULT", "cut_at", "cut_text", "frame_within",
-           "json_size", "shown_result"]
+           "json_size", "shown_json", "shown_result"]
 
 MAX_ERROR_BYTES = 8 * 1024 * 1024
 """The most bytes of a frame that carries an error (under the 10 MB on which
@@ -56,6 +63,17 @@ def shown_result(output: str) -> str:
     return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
             "characters not shown here; the model read the whole result when the tool ran, "
             "but a history the client sends back holds only this]")
+
+
+def shown_json(value: Any) -> Any:
+    """A JSON value as a client is shown it: ``value`` itself when its JSON is
+    at most ``MAX_SHOWN_RESULT`` characters, else the marker ``{"not_shown":
+    {"characters": <its JSON's>, "limit": MAX_SHOWN_RESULT}}`` in its place
+    (JSON cut anywhere is no longer JSON)."""
+    characters = len(json_bytes(value).decode())
+    if characters <= MAX_SHOWN_RESULT:
+        return value
+    return {"not_shown": {"characters": characters, "limit": MAX_SHOWN_RESULT}}
 
 
 def cut_text(text: str, over: int) -> str:

@@ -87,8 +87,16 @@ back, whole. A frame that carries an error (``error``, ``data-output-error``,
 and the ``message`` of ``data-output-retry`` / ``data-attempt-discarded``)
 is at most ``max_error_bytes`` of JSON: a longer error text is cut with a
 marker saying how much is not shown (``_frame_caps``), the frame never left
-out. A tool's input (``tool-input-available``) and the output
-(``data-output``) are JSON, sent whole.
+out. A JSON value the chat keeps in a part, a tool's input
+(``tool-input-available``'s ``input``) and the output (``data-output``'s
+``data``, each partial and the validated one), is capped by the same
+``MAX_SHOWN_RESULT`` characters and never cut: over it, the marker
+``{"not_shown": {"characters": N, "limit": MAX_SHOWN_RESULT}}`` stands in
+its place (``_frame_caps.shown_json``), and the last ``data-output`` is that
+marker, so no partial is left standing for the output. A history the client
+sends back holds the marker as the call's input; a stored conversation
+(``store``/``key``) keeps the whole. A client-side tool's input is sent
+whole (the client runs the tool on it: ``whole_inputs``).
 """
 
 from __future__ import annotations
@@ -120,7 +128,13 @@ from agentflow.web._aisdk_frames import finish_reason as _finish_reason
 from agentflow.web._aisdk_frames import frame as _frame
 from agentflow.web._aisdk_input import read_chat_request
 from agentflow.web._blocks import discarded as _discarded
-from agentflow.web._frame_caps import MAX_ERROR_BYTES, shown_result
+from agentflow.web._frame_caps import (
+    MAX_ERROR_BYTES,
+    MAX_SHOWN_RESULT,
+    json_size,
+    shown_json,
+    shown_result,
+)
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
@@ -130,6 +144,9 @@ __all__ = ["UI_MESSAGE_STREAM_HEADERS", "UIMessageEncoder", "read_chat_request",
            "ui_message_stream_response"]
 
 UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {"x-vercel-ai-ui-message-stream": "v1"}
+
+_JSON_PARTS = {"tool-input-available": "input", "data-output": "data"}
+"""The chunks that carry a JSON value the chat keeps, and its key."""
 
 
 class UIMessageEncoder:
@@ -144,6 +161,10 @@ class UIMessageEncoder:
         max_error_bytes: the most bytes of JSON of a chunk that carries an
             error (``error``, ``data-output-error``, a retry's ``message``):
             its text is cut to fit.
+        whole_inputs: the names of tools whose input is sent whole (the
+            client-side tools: the client runs them on it); any other tool's
+            input, and the output, over ``MAX_SHOWN_RESULT`` characters of
+            JSON is shown as a marker (``_frame_caps.shown_json``).
 
     A tool result is shown (``tool-output-available`` / ``tool-output-error``)
     unless its call waits (``ToolResult.waiting``, set by the loop from the
@@ -156,10 +177,12 @@ class UIMessageEncoder:
     ping = PING_FRAME
 
     def __init__(self, message_id: str | None = None, *, refused: Collection[str] = (),
-                 max_error_bytes: int = MAX_ERROR_BYTES) -> None:
+                 max_error_bytes: int = MAX_ERROR_BYTES,
+                 whole_inputs: Collection[str] = ()) -> None:
         self.message_id = message_id
         self.refused = frozenset(refused)
         self.max_error_bytes = max_error_bytes
+        self.whole_inputs = frozenset(whole_inputs)
         self._call = "msg"
         self._step: int | None = None       # the open step's iteration
         self._text: str | None = None       # the open text part's id
@@ -212,6 +235,18 @@ class UIMessageEncoder:
         if self._step is not None:
             out.append({"type": "finish-step"})
             self._step = None
+
+    def _frame(self, chunk: dict[str, Any]) -> bytes:
+        """``chunk``'s frame, a JSON value in it over ``MAX_SHOWN_RESULT``
+        characters shown as a marker (``shown_json``; measured again only
+        when the frame is over: a character is one byte of JSON or more)."""
+        out = _frame(chunk)
+        key = _JSON_PARTS.get(chunk["type"])
+        if key is None or json_size(out) <= MAX_SHOWN_RESULT or (
+                chunk["type"] == "tool-input-available"
+                and chunk["toolName"] in self.whole_inputs):
+            return out
+        return _frame({**chunk, key: shown_json(chunk[key])})
 
     def encode(self, event: Event) -> bytes:
         out: list[dict[str, Any]] = []
@@ -280,7 +315,7 @@ class UIMessageEncoder:
                 if self._step is None:
                     self._enter_step(out, None)
                 out.append({"type": "data-output", "id": "output", "data": wire["output"]})
-            frames = b"".join(map(_frame, out))
+            frames = b"".join(map(self._frame, out))
             out = []
             if wire["error"] is not None and event.stop_reason not in SUSPENDED:
                 frames += _error_frame({"type": "data-output-error", "id": "output-error",
@@ -291,7 +326,7 @@ class UIMessageEncoder:
                         "finishReason": _finish_reason(event.stop_reason, event.finish_reason),
                         "messageMetadata": {"stop_reason": wire["stop_reason"],
                                             "usage": wire["usage"]}})
-            return frames + b"".join(map(_frame, out))
+            return frames + b"".join(map(self._frame, out))
         else:  # output_retry, attempt_discarded, or an event type newer than this table
             data = event_to_dict(event)
             # (superseded: only the partial output; the text goes on, held open as it was)
@@ -302,16 +337,16 @@ class UIMessageEncoder:
             name = data.pop("type").replace("_", "-")
             chunk = {"type": f"data-{name}", "data": data, "transient": True}
             if isinstance(data.get("message"), str):  # (output_retry, attempt_discarded)
-                return b"".join(map(_frame, out)) + _error_frame(chunk, ("data", "message"),
-                                                                 self.max_error_bytes)
+                return b"".join(map(self._frame, out)) + _error_frame(
+                    chunk, ("data", "message"), self.max_error_bytes)
             out.append(chunk)
-        return b"".join(map(_frame, out))
+        return b"".join(map(self._frame, out))
 
     def failure(self, error: BaseException) -> bytes:
         detail = error_to_dict(error)["error"]
         out: list[dict[str, Any]] = []
         self._close_parts(out)
-        return b"".join(map(_frame, out)) + _error_frame(
+        return b"".join(map(self._frame, out)) + _error_frame(
             {"type": "error", "errorText": f"{detail['type']}: {detail['message']}"},
             ("errorText",), self.max_error_bytes)
 
@@ -372,6 +407,7 @@ def ui_message_stream_response(
     refused = [i for i, decision in (run.decisions or {}).items() if isinstance(decision, Refuse)]
     return EventStreamResponse(events, encoder=UIMessageEncoder(
                                    continued if isinstance(continued, str) else None,
-                                   refused=refused),
+                                   refused=refused,
+                                   whole_inputs=[tool.name for tool in offered]),
                                ping_interval=ping_interval,
                                headers=headers, on_close=on_close)

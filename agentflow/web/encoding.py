@@ -13,8 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from agentflow.events import Event
-from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict, sse_frame
+from agentflow.events import Event, ReasoningChunk
+from agentflow.web.wire import (
+    PING_FRAME,
+    TEXT_EVENT,
+    TextEvent,
+    error_to_dict,
+    event_to_dict,
+    sse_frame,
+)
 
 __all__ = ["AgentflowEncoder", "StreamEncoder"]
 
@@ -48,18 +55,28 @@ class StreamEncoder(Protocol):
 
 class AgentflowEncoder:
     """agentflow's own SSE wire (``agentflow.web.wire``): one frame per event,
-    ids from 1."""
+    ids from 1.
+
+    Args:
+        text_event: the reply text's event name: ``text_chunk`` (default),
+            or ``reasoning_chunk``, its name in agentflow 0.1.0, for a client
+            not yet moved (``agentflow.web.wire``).
+    """
 
     media_type = "text/event-stream"
     headers: Mapping[str, str] = {}
     ping = PING_FRAME
 
-    def __init__(self) -> None:
+    def __init__(self, *, text_event: TextEvent = TEXT_EVENT) -> None:
         self._id = 0
+        self.text_event = text_event
 
     def encode(self, event: Event) -> bytes:
         self._id += 1
-        return sse_frame(self._id, event_to_dict(event))
+        data = event_to_dict(event)
+        if isinstance(event, ReasoningChunk):
+            data["type"] = self.text_event
+        return sse_frame(self._id, data)
 
     def failure(self, error: BaseException) -> bytes:
         self._id += 1

@@ -52,7 +52,7 @@ from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
 from agentflow.web.encoding import AgentflowEncoder, StreamEncoder
 from agentflow.web.store import StateStore, stream_with_store
-from agentflow.web.wire import error_to_dict
+from agentflow.web.wire import TEXT_EVENT, TextEvent, error_to_dict
 
 __all__ = ["EventStreamResponse", "Outcome", "sse_response"]
 
@@ -264,6 +264,7 @@ def sse_response(
     ping_interval: float = 15.0,
     headers: Mapping[str, str] | None = None,
     on_close: Callable[[Outcome], Awaitable[None]] | None = None,
+    text_event: TextEvent = TEXT_EVENT,
 ) -> EventStreamResponse:
     """``agent.stream(msg, output, ...)`` as an ``EventStreamResponse``.
 
@@ -274,7 +275,9 @@ def sse_response(
     ``state`` (default: an empty conversation, dropped after the call). A call
     whose output could not be had ends with an ``error`` frame naming its
     ``StructuredOutputError`` (``agent.stream`` raises it), never a
-    ``complete`` frame without the output.
+    ``complete`` frame without the output. ``text_event``: the reply text's
+    event name, ``text_chunk``, or 0.1.0's ``reasoning_chunk`` for a client
+    not yet moved (``AgentflowEncoder``).
 
     Raises:
         ValueError: ``store`` without ``key`` (or the reverse), or with ``state``.
@@ -288,5 +291,6 @@ def sse_response(
         events = stream_with_store(agent, store, key, msg, output, strategy=strategy)
     else:
         events = agent.stream(msg, output, state=state, strategy=strategy)
-    return EventStreamResponse(events, ping_interval=ping_interval, headers=headers,
+    return EventStreamResponse(events, encoder=AgentflowEncoder(text_event=text_event),
+                               ping_interval=ping_interval, headers=headers,
                                on_close=on_close)

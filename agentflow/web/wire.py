@@ -20,9 +20,17 @@ optional; ``null`` where there is no value):
 
 ``call_started``
     ``{"type", "call_id": str, "agent_name": str, "agent_id": str}`` — first.
-``thinking_chunk`` / ``reasoning_chunk``
+``text_chunk`` / ``thinking_chunk``
     ``{"type", "text": str, "iteration": int}`` — a piece of the model's
-    thinking / reply text; ``iteration`` counts reasoning steps from 1.
+    reply text (``agentflow.events.ReasoningChunk``) / of its thinking
+    (``ThinkingChunk``); ``iteration`` counts reasoning steps from 1.
+``reasoning_chunk``
+    the reply text's name in agentflow 0.1.0 (the Python event's ``type``,
+    after the ReAct loop's reasoning step), which a frontend reads as the
+    model's thinking (the AI SDK's and AG-UI's "reasoning" is the thinking):
+    sent only by ``AgentflowEncoder(text_event="reasoning_chunk")`` /
+    ``sse_response(..., text_event="reasoning_chunk")``, for a client not
+    yet moved to ``text_chunk``; the same shape.
 ``tool_use``
     ``{"type", "id": str, "name": str, "input": object}`` — a complete tool call.
 ``tool_result``
@@ -77,7 +85,7 @@ for the client's result; ``agentflow.client_tools``)
 from __future__ import annotations
 
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
 
@@ -98,7 +106,15 @@ from agentflow.events import (
     ToolUse,
 )
 
-__all__ = ["PING_FRAME", "error_to_dict", "event_to_dict", "sse_frame"]
+__all__ = ["PING_FRAME", "TEXT_EVENT", "TextEvent", "error_to_dict", "event_to_dict",
+           "sse_frame"]
+
+TextEvent: TypeAlias = Literal["text_chunk", "reasoning_chunk"]
+"""The names the reply text can be sent under: ``text_chunk``, or 0.1.0's
+``reasoning_chunk`` (see the module docstring)."""
+
+TEXT_EVENT: TextEvent = "text_chunk"
+"""The reply text's event name (``agentflow.events.ReasoningChunk``'s)."""
 
 PING_FRAME = b": ping\n\n"
 """The keep-alive comment sent while a stream is idle."""
@@ -115,7 +131,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     Raises:
         TypeError: ``event`` is not one of ``agentflow.events``' types.
     """
-    if isinstance(event, ReasoningChunk | ThinkingChunk):
+    if isinstance(event, ReasoningChunk):
+        return {"type": TEXT_EVENT, "text": event.text, "iteration": event.iteration}
+    if isinstance(event, ThinkingChunk):
         return {"type": event.type, "text": event.text, "iteration": event.iteration}
     if isinstance(event, OutputPartial):
         return {"type": event.type, "data": _jsonable(event.data)}
