@@ -29,8 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "agentflow.usage",
     )),
     ("core", (
-        "agentflow._call_assembly", "agentflow._sync_loop", "agentflow.acting", "agentflow.agent",
-        "agentflow.approvals",
+        "agentflow._sync_loop", "agentflow.acting", "agentflow.agent", "agentflow.approvals",
         "agentflow.batch_api.protocol", "agentflow.call_input", "agentflow.call_outcome",
         "agentflow.client_tool_checks", "agentflow.client_tools",
         "agentflow.content", "agentflow.events", "agentflow.execution", "agentflow.grounding",
