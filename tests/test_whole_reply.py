@@ -60,7 +60,8 @@ PLAIN = {
     "no-finish": reply({"role": "assistant", "content": "Hi"}, None),
     "no-model-id": {"choices": [{"message": {"content": "Hi"}, "finish_reason": "stop"}]},
     "null-keys": reply({"role": "assistant", "content": "Hi", "tool_calls": None,
-                        "reasoning_content": None, "function_call": None}),
+                        "function_call": None, "refusal": None, "annotations": []},
+                       system_fingerprint="fp_1", created=1),
 }
 OTHER = {
     "tool-call": reply({"role": "assistant", "content": None, "tool_calls": [
@@ -81,6 +82,13 @@ OTHER = {
     "error-in-body": {"error": {"message": "upstream failed", "code": 502}},
     "message-str": {"choices": [{"message": "hi", "finish_reason": "stop"}]},
     "text-int": reply({"content": 5}),
+    "null-reasoning": reply({"content": "Hi", "reasoning_content": None}),
+    "choice-error": {"choices": [{"message": {"content": "Hi"}, "finish_reason": "error",
+                                  "error": {"code": 502, "message": "upstream"}}]},
+    "choice-usage": {"choices": [{"message": {"content": "Hi"}, "finish_reason": "stop",
+                                  "usage": USAGE}]},
+    "truncated": reply({"content": "Hi"}, truncated=True),
+    "object-error": {"object": "error", "message": "boom", "choices": []},
 }
 
 

@@ -3,9 +3,10 @@ common answer to a call nobody reads the deltas of, folded straight into
 the reply (``OpenAISending.whole_reply``) without a ``ChunkParser``, chunks
 or a ``ReplyGuard``.
 
-"Plain": one choice, its ``message`` holding text only (no reasoning,
-refusal, ``reasoning_details`` or tool call), no error in the payload, a
-finish reason that is a string (or none) and either text or a finish reason.
+"Plain": only the keys of OpenAI's own ``chat.completion`` (so no error,
+no vendor extension, no reasoning of any name), one choice, its ``message``
+holding text only (no refusal, no tool call), a finish reason that is a
+string (or none), and text or a finish reason.
 What is read is exactly what ``ChunkParser.feed`` and ``ReplyGuard`` make of
 such a payload (the same text, token log-probabilities, usage, normalized
 finish reason, answering model and reply id); any other payload, or one
@@ -26,9 +27,15 @@ from agentflow.providers._openai_logprobs import token_logprobs
 
 __all__ = ["PlainReply", "plain_reply"]
 
-_NOT_TEXT = frozenset(("reasoning_content", "reasoning", "refusal", "reasoning_details",
-                       "tool_calls", "function_call"))
-"""``message`` keys whose truthy value makes a reply more than text (``ChunkParser.delta``)."""
+_TOP_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage",
+                       "system_fingerprint", "service_tier"))
+"""The keys a plain reply may have (OpenAI's ``chat.completion``)."""
+_CHOICE_KEYS = frozenset(("index", "message", "finish_reason", "logprobs"))
+"""The keys its one choice may have."""
+_MESSAGE_KEYS = frozenset(("role", "content", "refusal", "tool_calls", "function_call",
+                           "annotations"))
+"""The keys its message may have (``refusal``, ``tool_calls`` and
+``function_call`` only empty or null)."""
 
 _SHAPE_ERRORS = (LookupError, TypeError, AttributeError, ValueError)
 
@@ -52,22 +59,23 @@ class PlainReply(NamedTuple):
 
 def plain_reply(data: Any) -> PlainReply | None:
     """``data`` (a whole chat-completion reply, parsed) read at once when it is
-    plain, else ``None`` (see the module docstring)."""
-    if type(data) is not dict or "error" in data or "x_groq" in data:  # (Groq: usage there)
+    plain, else ``None`` (see the module docstring). Only known keys make a
+    plain reply: a key the chunk path may read (an error, a vendor's usage
+    elsewhere, reasoning of any name...) sends the reply there."""
+    if type(data) is not dict or not _TOP_KEYS.issuperset(data):
         return None
     get = data.get
     choices = get("choices")
-    if type(choices) is not list or len(choices) != 1 or get("truncated") is True:
+    if type(choices) is not list or len(choices) != 1:
         return None
     choice = choices[0]
-    if type(choice) is not dict:
+    if type(choice) is not dict or not _CHOICE_KEYS.issuperset(choice):
         return None
     message = choice.get("message")
-    if type(message) is not dict or choice.get("delta") is not None:
+    if (type(message) is not dict or not _MESSAGE_KEYS.issuperset(message)
+            or message.get("refusal") or message.get("tool_calls")
+            or message.get("function_call")):
         return None
-    for key in _NOT_TEXT.intersection(message):  # (most replies: none of these keys, or null)
-        if message[key]:
-            return None
     text = message.get("content")
     if text is None:
         text = ""
