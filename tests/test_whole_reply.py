@@ -26,9 +26,13 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.providers._openai_plain import plain_reply
+from agentflow.providers._openai_sending import _reads
+from agentflow.providers.local import LocalModel
+from agentflow.providers.minimax import MiniMaxChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from agentflow.reply import ReplyBuilder, fold_stream
 from tests.fakes.base import FakeReply
+from tests.fakes.minimax import MiniMaxFake, base_error
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
@@ -212,3 +216,42 @@ def test_received_says_whether_anything_came() -> None:
     texted = ReplyBuilder()
     texted.add_text("a")
     assert texted.received and texted.text == "a"
+
+
+def test_how_each_openai_style_class_reads_a_whole_reply() -> None:
+    assert _reads(OpenAIChatModel) == "plain"
+    assert _reads(MiniMaxChatModel) == "chunks"  # its own payload_error (base_resp)
+    assert _reads(LocalModel) == "stream"  # its own stream
+
+
+@pytest.mark.parametrize("reply", [
+    FakeReply(text="Hi!"),
+    FakeReply(text="Hi <think>no</think>", thinking="hmm"),
+], ids=["text", "thinking"])
+async def test_minimax_whole_replies_go_through_its_readers(reply: FakeReply) -> None:
+    async with MiniMaxFake(api_key="k") as server:
+        model = MiniMaxChatModel("MiniMax-M2.7", api_key="k", base_url=server.url,
+                                 stream=False, settings=FAST)
+        try:
+            seen_both = []
+            for whole in (True, False):
+                server.add(reply)
+                builder = ReplyBuilder()
+                if whole:
+                    await model.whole_reply([Msg.user("hi")], [], GenerateOptions(), builder)
+                else:
+                    await fold_stream(model.stream([Msg.user("hi")], [], GenerateOptions()),
+                                      builder)
+                seen_both.append(seen(builder))
+            assert seen_both[0] == seen_both[1]
+            server.add(base_error(1008, "insufficient balance"))  # a 200 carrying an error
+            with pytest.raises(Exception) as whole_error:
+                await model.whole_reply([Msg.user("hi")], [], GenerateOptions(), ReplyBuilder())
+            server.add(base_error(1008, "insufficient balance"))
+            with pytest.raises(Exception) as chunk_error:
+                await fold_stream(model.stream([Msg.user("hi")], [], GenerateOptions()),
+                                  ReplyBuilder())
+            assert (type(whole_error.value), str(whole_error.value)) == (
+                type(chunk_error.value), str(chunk_error.value))
+        finally:
+            await model.aclose()

@@ -131,8 +131,10 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
         through the chunks ``stream`` reads it as. A subclass that reads its
         replies its own way (its own ``stream``, ``read_payload``,
         ``payload_error`` or parser) has ``stream``'s chunks folded."""
-        cls = type(self)
-        if cls.stream is not OpenAISending.stream or cls._send is not OpenAISending._send:
+        reads = _READS.get(type(self))
+        if reads is None:
+            reads = _READS[type(self)] = _reads(type(self))
+        if reads == "stream":
             await fold_stream(self.stream(messages, tools, options), reply)
             return
         markup = filter_for(self._markups, tools)
@@ -143,10 +145,10 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
         exchange, streaming = started
         window = self._profile.context_window
         async with exchange as response:
-            data = exchange.parsed  # the HTTP layer's parse of a whole body, when it made one
-            if (data is not NOT_PARSED and not markup.active and self._parser_type is ChunkParser
-                    and cls.read_payload is _STOCK_READ and cls.payload_error is _STOCK_ERROR
-                    and cls.whole_chunks is _STOCK_WHOLE and not sse_response(response)
+            # the HTTP layer's parse of a whole body, when it made one (never of a stream)
+            data = exchange.parsed
+            if (data is not NOT_PARSED and reads == "plain" and not markup.active
+                    and self._parser_type is ChunkParser
                     and (plain := plain_reply(data)) is not None):
                 if plain.text:
                     reply.add_text(plain.text, plain.logprobs)
@@ -243,6 +245,19 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
                 raise cut_error(self.vendor, sent, window, evaluated)
 
 
-_STOCK_READ = OpenAISending.read_payload
-_STOCK_ERROR = OpenAISending.payload_error
-_STOCK_WHOLE = OpenAISending.whole_chunks
+_READS: dict[type, Literal["plain", "chunks", "stream"]] = {}
+"""Per model class, how ``whole_reply`` reads a reply (``_reads``)."""
+
+
+def _reads(cls: type[OpenAISending]) -> Literal["plain", "chunks", "stream"]:
+    """How ``whole_reply`` reads a reply of a model of class ``cls``: ``stream``'s
+    chunks folded (a class with its own ``stream``), a plain reply at once and
+    any other through the chunks (the stock readers), or every reply through
+    the chunks (its own ``read_payload``, ``payload_error`` or ``whole_chunks``)."""
+    if cls.stream is not OpenAISending.stream or cls._send is not OpenAISending._send:
+        return "stream"
+    if (cls.read_payload is not OpenAISending.read_payload
+            or cls.payload_error is not OpenAISending.payload_error
+            or cls.whole_chunks is not OpenAISending.whole_chunks):
+        return "chunks"
+    return "plain"
