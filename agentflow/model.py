@@ -158,7 +158,9 @@ class ChatModel(Protocol):
     no middleware reading chunks), so an adapter that reads a whole reply at
     once need not make chunks, nor run an async generator, for it
     (``agentflow.providers.openai`` reads a plain reply straight into it).
-    A model without it is read through ``stream``.
+    It is looked up on the model's class: a model without it, or a wrapper
+    that forwards attributes to the model it wraps (``__getattr__``), is read
+    through its own ``stream``.
     """
 
     @property

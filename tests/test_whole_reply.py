@@ -255,3 +255,31 @@ async def test_minimax_whole_replies_go_through_its_readers(reply: FakeReply) ->
                 type(chunk_error.value), str(chunk_error.value))
         finally:
             await model.aclose()
+
+
+class Forwarding:
+    """A wrapper that forwards what it lacks to the model it wraps (as
+    ``BatchModel`` does) and streams its own way."""
+
+    def __init__(self, inner: OpenAIChatModel) -> None:
+        self.inner = inner
+        self.streams = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec],
+                     options: GenerateOptions) -> AsyncIterator[ModelChunk]:
+        self.streams += 1
+        yield TextDelta("wrapped")
+        yield FinishChunk("stop", "stop")
+
+
+async def test_a_forwarding_wrapper_is_read_through_its_own_stream(fake: RawFake) -> None:
+    inner = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k", settings=FAST)
+    wrapper = Forwarding(inner)
+    try:
+        msg = await ReActAgent("a", wrapper).call("hi")  # type: ignore[arg-type]
+    finally:
+        await inner.aclose()
+    assert msg.text == "wrapped" and wrapper.streams == 1 and fake.requests == []
