@@ -1,15 +1,17 @@
-"""Replies from chunks: the tool-call assembler, the reply builder, and
-``generate`` (a whole reply from ``ChatModel.stream``).
+"""Replies from chunks: the tool-call assembler, the reply builder,
+``fold_stream`` and ``generate`` (a whole reply from ``ChatModel.stream``).
 
 The agent loop and every non-streaming caller fold a model's ``ModelChunk``s
 with ``ReplyBuilder``; tool-call fragments, interleaved across parallel calls
 and split at any byte, become whole ``ToolUseBlock``s in ``ToolCallAssembler``.
+A model with the contract's whole-reply path (``ChatModel``'s optional
+``whole_reply``) folds its reply into the builder itself.
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +49,8 @@ from agentflow.output.assembled_arguments import (
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments, exact_object
 from agentflow.output.parsing import closed_json
 
-__all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
+__all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "fold_stream", "generate",
+           "parse_arguments"]
 
 _NO_USAGE = Usage()
 
@@ -255,6 +258,7 @@ class ReplyBuilder:
     reason and the usage. Used by the agent loop and by ``generate``."""
 
     __slots__ = (
+        "_finished",
         "_logprobs",
         "_signature",
         "_text",
@@ -279,6 +283,7 @@ class ReplyBuilder:
         self.response_model: str | None = None
         self.response_id: str | None = None
         self.usage = _NO_USAGE  # immutable: shared until a usage chunk comes
+        self._finished = False
 
     def add(self, chunk: ModelChunk) -> None:
         """Fold one chunk in (dispatched on its ``type`` tag: no ``isinstance``
@@ -299,9 +304,25 @@ class ReplyBuilder:
         elif chunk.type == "usage":
             self.usage = chunk.usage
         elif chunk.type == "finish":
+            self._finished = True
             self.finish_reason = chunk.reason
             self.response_model = chunk.response_model or self.response_model
             self.response_id = chunk.response_id or self.response_id
+
+    def add_text(self, text: str, logprobs: Sequence[TokenLogprob] = ()) -> None:
+        """Fold in a piece of text as ``add(TextDelta(text, logprobs=logprobs))``
+        does, with no chunk made (a model's ``whole_reply`` reading a whole reply)."""
+        self._text.append(text)
+        if logprobs:
+            self._logprobs.append(logprobs)
+
+    @property
+    def received(self) -> bool:
+        """Whether anything of the reply was folded in yet (text, thinking, a
+        tool call, usage or a finish): what the loop reads of a request that
+        failed in a model's ``whole_reply`` (a reply that broke part-way)."""
+        return bool(self._text or self._thinking or self._signature or self._thinking_data
+                    or self.tools or self.usage is not _NO_USAGE or self._finished)
 
     @property
     def text(self) -> str:
@@ -352,6 +373,19 @@ class ReplyBuilder:
         if closed:  # cut at the token limit, yet these calls' arguments had closed
             return Msg("assistant", blocks, metadata={CLOSED_TOOL_CALLS: closed})
         return Msg("assistant", blocks)
+
+
+async def fold_stream(chunks: AsyncIterator[ModelChunk], reply: ReplyBuilder) -> None:
+    """Fold every chunk of ``chunks`` (a ``ChatModel.stream``) into ``reply``;
+    ``chunks`` is closed however this ends (a model's ``whole_reply`` that
+    reads its replies as a stream)."""
+    try:
+        async for chunk in chunks:
+            reply.add(chunk)
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def generate(
