@@ -149,3 +149,16 @@ async def test_a_grounded_marker_default_is_one_object_per_set_up() -> None:
     assert setup is not None and setup.ground is marker
     await agent.call("OSLO", City, ground=marker)
     assert agent.structured_output._setup is setup
+
+
+def test_an_example_of_any_json_number_is_made_and_compared_by_its_value() -> None:
+    """An integer past 64 bits made ``Example`` raise orjson's ``TypeError``
+    (its fingerprint), and a NaN or infinity was fingerprinted as ``null``:
+    such an example equalled one of ``None`` and shared its set-up."""
+    big = 123456789012345678901234567890
+    assert Example("n", {"id": big}) == Example("n", {"id": big})
+    assert Example("n", {"id": big}) != Example("n", {"id": big + 1})
+    assert Example("n", {"id": big}).output == {"id": big}
+    assert Example("n", {"x": float("nan")}) != Example("n", {"x": None})
+    assert Example("n", {"x": float("inf")}) != Example("n", {"x": float("-inf")})
+    assert Example("n", City(name="Oslo")) == Example("n", City(name="Oslo"))

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -126,14 +127,37 @@ class Example:
 
 def _fingerprint(text: Any, output: Any) -> bytes:
     """``text`` and ``output`` as sorted-key JSON (models by their fields as set,
-    any other value orjson cannot write by its ``repr``)."""
-    return orjson.dumps([text, output], default=_plain,
+    an integer past 64 bits or a float that is no number by its text, any
+    other value orjson cannot write by its ``repr``)."""
+    return orjson.dumps([text, _canonical(output)], default=_plain,
                         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with what orjson refuses or writes ambiguously made plain: an
+    integer past 64 bits (orjson raises ``TypeError``: it never asks
+    ``default``) and a NaN or infinity (orjson writes ``null``: ``{"x": nan}``
+    would equal ``{"x": None}``) as tagged text, inside mappings, lists,
+    tuples and models too."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else ["int", str(value)]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ["float", repr(value)]
+    if isinstance(value, Mapping):
+        return {key: _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    if isinstance(value, BaseModel):
+        return [type(value).__qualname__, _canonical(value.__dict__),
+                _canonical(value.__pydantic_extra__)]
+    return value
 
 
 def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
-        return [type(value).__qualname__, value.__dict__, value.__pydantic_extra__]
+        return _canonical(value)
     if isinstance(value, set | frozenset):
         return sorted(map(repr, value))
     return repr(value)
