@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import anyio
 import pytest
 
 from agentflow import ReActAgent
@@ -96,3 +97,22 @@ async def test_a_listing_that_fails_after_a_change_keeps_the_tools_as_last_liste
         assert "later" not in names(model.requests[2]) and "echo" in names(model.requests[2])
         failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
         assert len(failed) == 2 and "the tool catalogue is down" in failed[0].getMessage()
+
+
+async def test_calls_waiting_on_a_failed_listing_take_its_outcome(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Several users' steps refresh at once after the change, the listing
+    fails: each one that waited for the lock listed again in turn, so a
+    listing that times out held the last of them up to connect_timeout once
+    per user before it. One listing is tried; the waiters keep the tools as
+    last listed; the next step tries again."""
+    async with grower() as server:
+        await server.call_tool("grow", {"name": "later", "down": True})
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(server.refresh_tools)
+        failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
+        assert len(failed) == 1 and "echo" in [t.name for t in server.tools]
+        await server.refresh_tools()  # the next step's refresh tries again
+        failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
+        assert len(failed) == 2

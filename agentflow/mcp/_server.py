@@ -138,6 +138,7 @@ class MCPServer(ServerSession):
         self._revision = 0
         self._stale = False
         self._lock = anyio.Lock()
+        self._refresh_failures = 0  # (``refresh_tools``: waiters take a failure's outcome)
 
     # ------------------------------------------------------------------ constructors
 

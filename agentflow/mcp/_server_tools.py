@@ -59,6 +59,7 @@ class ServerTools(ServerCalls):
     _revision: int
     _stale: bool
     _lock: anyio.Lock
+    _refresh_failures: int
 
     @property
     def source_name(self) -> str:
@@ -101,16 +102,21 @@ class ServerTools(ServerCalls):
         listed, logged (``mcp.refresh_failed``), and is tried again before the
         next request: it ended the call under way, and every later call of
         every user while it failed. A tool the change brings that cannot be
-        declared is left out (``_declare``). Never raises but a cancellation."""
+        declared is left out (``_declare``). Calls that waited while another's
+        listing failed take that outcome: a listing that times out is waited
+        for once, not once more by each of them in turn (each holding the
+        others up to ``connect_timeout``). Never raises but a cancellation."""
         if not self._stale or self._session is None:
             return
+        failures = self._refresh_failures
         async with self._lock:
-            if self._stale:
+            if self._stale and self._refresh_failures == failures:
                 self._stale = False
                 try:
                     await self._list(first=False)
                 except (MCPError, ToolError) as exc:
                     self._stale = True
+                    self._refresh_failures += 1
                     _log.warning("mcp.refresh_failed", server=self.name, error=str(exc),
                                  tools=len(self._tools))
                 except BaseException:
