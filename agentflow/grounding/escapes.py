@@ -57,7 +57,7 @@ def written_escaped(value: str, source: str) -> bool:
     escape in it (see the module docstring): a reference in a markup
     document (``agentflow.grounding.markup.is_markup``), a backslash escape
     in a double-quoted string (``"`` before or after the value)."""
-    if _REFERENCE.search(value) and is_markup(source.splitlines()):
+    if _REFERENCE.search(value) and _is_markup(source):
         return True
     return bool(_BACKSLASH.search(value)) and (f'"{value}' in source or f'{value}"' in source)
 
@@ -71,14 +71,23 @@ def _decode(escape: str) -> str:
     return _JSON_ESCAPE[escape[1]]
 
 
+@functools.lru_cache(maxsize=4)
+def _is_markup(text: str) -> bool:
+    """``is_markup`` of ``text``'s lines, kept: asked for each value a rule
+    reads in one document."""
+    return is_markup(text.splitlines())
+
+
+@functools.lru_cache(maxsize=4)
 def _pattern(text: str) -> re.Pattern[str] | None:
     """The escapes ``text``'s format writes (see the module docstring): a
     markup document's references, a JSON document's backslash escapes;
-    ``None`` for any other text."""
-    lines = text.splitlines()
-    if "&" in text and is_markup(lines):
+    ``None`` for any other text. Kept: asked for each value a rule reads in
+    one document (a feed's every item title: reading the document's lines
+    each time was quadratic)."""
+    if "&" in text and _is_markup(text):
         return _REFERENCE
-    if "\\" in text and is_bracketed(lines):
+    if "\\" in text and is_bracketed(text.splitlines()):
         return _BACKSLASH
     return None
 
@@ -88,6 +97,8 @@ def read_escaped(value: str, source: str) -> str:
     its escapes read (``Salt &amp; Pepper`` in XML: ``Salt & Pepper``;
     ``Say \\"hi\\"`` in JSON: ``Say "hi"``); ``value`` itself outside
     markup and JSON."""
+    if "&" not in value and "\\" not in value:
+        return value  # no escape to read (the source's format is not asked)
     pattern = _pattern(source)
     if pattern is None or not pattern.search(value):
         return value
