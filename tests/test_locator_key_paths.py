@@ -17,7 +17,12 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, UNLOCATED_NULL, field_confidence
-from agentflow.grounding.key_paths import learn_document, marked_document, parent_keys
+from agentflow.grounding.key_paths import (
+    learn_document,
+    marked_document,
+    parent_chains,
+    parent_keys,
+)
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.locators import learn_locators
@@ -208,3 +213,16 @@ def test_held_out_example_read_under_the_parent_all_examples_show() -> None:
         name="queue", repository_url="https://example.org/q.git"))], Package)
     assert rules["repository_url"].parents == ("repository",)
     assert rules["repository_url"].values(BUGS_FIRST) == ["https://example.org/jo/queue.git"]
+
+
+def test_parent_chains_of_many_rows_are_each_row_s_parent_keys() -> None:
+    """``parent_chains`` tells the document's format once for all the rows a
+    rule reads (asked per row, a feed's thousands of label rows each read
+    every line: quadratic)."""
+    for text in ('{\n  "repository": {\n    "url": "a"\n  },\n  "bugs": {\n    "url": "b"\n  }\n}',
+                 "<project>\n  <parent>\n    <version>1</version>\n  </parent>\n</project>",
+                 "metadata:\n  name: web\nspec:\n  template:\n    name: x\n"):
+        lines = text.splitlines()
+        rows = range(len(lines))
+        assert parent_chains(lines, rows) == {i: parent_keys(lines, i) for i in rows}
+        assert any(parent_chains(lines, rows).values())

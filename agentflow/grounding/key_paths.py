@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from agentflow.grounding.brackets import bracket_paths, is_bracketed
 from agentflow.grounding.groups import group_key
@@ -42,7 +42,7 @@ from agentflow.grounding.markup import element_paths, is_markup
 from agentflow.grounding.sibling_blocks import record_spans
 
 __all__ = ["common_start", "document_keys", "in_document", "learn_document", "line_key",
-           "marked_document", "parent_keys"]
+           "marked_document", "parent_chains", "parent_keys"]
 
 _KEY = re.compile(r"[ \t]*[\"']?([^\W\d][\w.-]*)[\"']?[ \t]*[:=]")
 """A line that begins with a key, bare or quoted (``name:``, ``"url": "``, ``Name=``)."""
@@ -70,10 +70,24 @@ def parent_keys(lines: Sequence[str], row: int) -> tuple[str, ...]:
     (``agentflow.grounding.markup.element_paths``: ``<parent>``, ``<project>``).
     In a JSON document: the keys of the containers open where it begins, up
     to one under no key (``agentflow.grounding.brackets.bracket_paths``)."""
+    return parent_chains(lines, (row,))[row]
+
+
+def parent_chains(lines: Sequence[str], rows: Iterable[int]) -> dict[int, tuple[str, ...]]:
+    """``parent_keys`` of each of ``rows``, the document's format told once
+    (telling it reads every line: asked again for each of a feed's thousands
+    of label rows, it was quadratic)."""
     if is_markup(lines):
-        return element_paths(lines)[row]
+        paths = element_paths(lines)
+        return {row: paths[row] for row in rows}
     if is_bracketed(lines):
-        return tuple(itertools.takewhile(bool, bracket_paths(lines)[row]))
+        nested = bracket_paths(lines)
+        return {row: tuple(itertools.takewhile(bool, nested[row])) for row in rows}
+    return {row: _indented_parents(lines, row) for row in rows}
+
+
+def _indented_parents(lines: Sequence[str], row: int) -> tuple[str, ...]:
+    """``parent_keys`` of a document nested by indentation."""
     out: list[str] = []
     width = indent_of(lines[row])
     for j in range(row - 1, -1, -1):

@@ -21,7 +21,7 @@ from agentflow.grounding.escapes import read_escaped, unwrap_cdata
 from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
-from agentflow.grounding.key_paths import in_document, marked_document, parent_keys
+from agentflow.grounding.key_paths import in_document, marked_document, parent_chains
 from agentflow.grounding.label_forms import label_at, right_for
 from agentflow.grounding.lines import (
     arguments_after,
@@ -157,7 +157,8 @@ class LocatorReading:
         at = {i for i in rows if depths[i] == self.depth}
         if at and self.parents:  # (under the parent keys every example writes it under)
             n = len(self.parents)
-            at = {i for i in at if parent_keys(lines, i)[:n] == self.parents}
+            chains = parent_chains(lines, at)
+            at = {i for i in at if chains[i][:n] == self.parents}
         return (at, False) if at else (None, True)
 
     def _values(self, source: str, live: bool = True) -> list[str]:
