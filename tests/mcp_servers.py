@@ -90,3 +90,13 @@ async def open_and_close(open_session: Callable[[], Any], count: int, concurrenc
     async with anyio.create_task_group() as tg:
         for i in range(count):
             tg.start_soon(one, i)
+
+
+async def marked(path: Path) -> None:
+    """Wait (at most 10 s) until the test server created ``path``: the ``slow``
+    tool's ``started`` file (the call runs) or ``mark`` file (it was cancelled)."""
+    import anyio
+
+    with anyio.fail_after(10):
+        while not await anyio.Path(path).exists():  # noqa: ASYNC110 (another process makes it)
+            await anyio.sleep(0.02)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,7 +20,7 @@ from agentflow.errors import InvalidInputError
 from agentflow.mcp import MCPServer, MCPToolResult
 from agentflow.state import AgentState
 from agentflow.testing import Call, Reply, ScriptedModel
-from tests.mcp_servers import SERVER, http_server
+from tests.mcp_servers import SERVER, http_server, marked
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def server_over(transport: str, http_url: str) -> MCPServer:
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_half_an_emoji_never_ends_the_session_other_calls_wait_on(
-        transport: str, http_url: str) -> None:
+        transport: str, http_url: str, tmp_path: Path) -> None:
     """A lone surrogate (half an emoji: a client's ``"\\ud83d"``) in one
     call's arguments ended the SDK's writer task: the session was lost, and
     another user's call waiting on it failed with ``MCPConnectionError``; it
@@ -44,12 +45,15 @@ async def test_half_an_emoji_never_ends_the_session_other_calls_wait_on(
     async with server_over(transport, http_url) as server:
         results: dict[str, MCPToolResult] = {}
 
+        started = tmp_path / "started"
+
         async def other_user() -> None:
-            results["slow"] = await server.call_tool("slow", {"seconds": 0.5})
+            results["slow"] = await server.call_tool("slow", {"seconds": 0.5,
+                                                              "started": str(started)})
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(other_user)
-            await anyio.sleep(0.1)
+            await marked(started)  # the other user's call waits on the session
             results["echo"] = await server.call_tool("echo", {"text": "smile \ud83d!"})
         assert results["echo"].text == "smile \ufffd!"
         assert results["slow"].text == "done"

@@ -18,20 +18,13 @@ from agentflow import ReActAgent
 from agentflow.errors import MCPTimeoutError
 from agentflow.mcp import MCPServer
 from agentflow.testing import Call, Reply, ScriptedModel
-from tests.mcp_servers import SERVER, http_server
+from tests.mcp_servers import SERVER, http_server, marked
 
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     with http_server(quiet=True) as base:
         yield f"{base}/mcp"
-
-
-async def marked(path: Path) -> None:
-    """Wait until the server created ``path`` (the call started, or was cancelled)."""
-    with anyio.fail_after(10):
-        while not await anyio.Path(path).exists():  # noqa: ASYNC110 (another process makes it)
-            await anyio.sleep(0.02)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

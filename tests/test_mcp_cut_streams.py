@@ -9,6 +9,7 @@ session, reconnected by the next call (tests/test_mcp.py,
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -17,7 +18,7 @@ from agentflow import ReActAgent
 from agentflow.errors import MCPConnectionError
 from agentflow.mcp import MCPServer, MCPToolResult
 from agentflow.testing import Call, Reply, ScriptedModel
-from tests.mcp_servers import http_server
+from tests.mcp_servers import http_server, marked
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,8 @@ def cut_url() -> Iterator[str]:
         yield f"{base}/mcp"
 
 
-async def test_a_cut_request_fails_alone_and_the_other_calls_go_on(cut_url: str) -> None:
+async def test_a_cut_request_fails_alone_and_the_other_calls_go_on(cut_url: str,
+                                                                  tmp_path: Path) -> None:
     """The cut request marked the whole session lost, so the next call
     reconnected first, closing the session under another user's call still
     waiting on it (``MCPConnectionError`` for a call the server was running
@@ -35,12 +37,15 @@ async def test_a_cut_request_fails_alone_and_the_other_calls_go_on(cut_url: str)
     async with MCPServer.http(cut_url, timeout=30) as server:
         results: dict[str, MCPToolResult] = {}
 
+        started = tmp_path / "started"
+
         async def other_user() -> None:
-            results["slow"] = await server.call_tool("slow", {"seconds": 1})
+            results["slow"] = await server.call_tool("slow", {"seconds": 1,
+                                                              "started": str(started)})
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(other_user)
-            await anyio.sleep(0.1)
+            await marked(started)  # the other user's call waits on the session
             with pytest.raises(MCPConnectionError, match=r"the connection carrying tool 'echo' "
                                                          r"was cut .*may or may not have run"):
                 await server.call_tool("echo", {"text": "cut"})
