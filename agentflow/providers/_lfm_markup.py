@@ -14,11 +14,10 @@ stays text.
 
 from __future__ import annotations
 
-import json
 import re
 
 from agentflow.providers._markup import register_markup
-from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_object
+from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_list
 from agentflow.providers._pythonic_markup import parse_pythonic_calls
 
 __all__ = ["LFM2_MARKUP", "parse_lfm2_calls"]
@@ -36,10 +35,7 @@ def parse_lfm2_calls(body: str) -> list[MarkupCall] | None:
     """
     text = body.strip()
     if text.startswith(("[{", "{")):
-        data = json.JSONDecoder(strict=False).decode(text)
-        found = [call_object(item) for item in (data if isinstance(data, list) else [data])]
-        calls = [call for call in found if call is not None]
-        return calls if calls and len(calls) == len(found) else None
+        return call_list(text)
     return parse_pythonic_calls(text, frozenset(_CALLED.findall(text)))
 
 

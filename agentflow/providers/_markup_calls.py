@@ -17,7 +17,8 @@ from agentflow.output.decoding import decode_value
 from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.providers._reply_markup import MarkupCall, ReplyMarkup
 
-__all__ = ["AnyMarkup", "MarkupCall", "ToolMarkup", "call_object", "json_calls", "typed_value"]
+__all__ = ["AnyMarkup", "MarkupCall", "ToolMarkup", "call_list", "call_object", "json_calls",
+           "typed_value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,21 @@ def json_calls(body: str) -> list[MarkupCall] | None:
             return None
         calls.append(call)
     return calls or None
+
+
+def call_list(text: str) -> list[MarkupCall] | None:
+    """The calls of ``text``, one JSON array (or one object) of ``{"name",
+    "arguments"}`` calls (``call_object``): Mistral's ``[TOOL_CALLS]``,
+    Nemotron's ``<TOOLCALL>``, Phi-4's and LFM2's JSON form. ``None`` when
+    it holds no call, or an item that is none.
+
+    Raises:
+        ValueError: text that is not JSON (the block then stays text).
+    """
+    data = json.JSONDecoder(strict=False).decode(text)
+    found = [call_object(item) for item in (data if isinstance(data, list) else [data])]
+    calls = [call for call in found if call is not None]
+    return calls if calls and len(calls) == len(found) else None
 
 
 def call_object(data: Any) -> MarkupCall | None:

@@ -20,7 +20,7 @@ import json
 import re
 
 from agentflow.providers._markup import register_markup
-from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_object
+from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_list
 
 __all__ = ["MISTRAL_MARKUP", "TOOL_CALLS", "parse_mistral_calls"]
 
@@ -42,10 +42,7 @@ def parse_mistral_calls(body: str) -> list[MarkupCall] | None:
     """
     text = body.strip().removesuffix(_END).strip()
     if text.startswith(("[", "{")):
-        data = json.JSONDecoder(strict=False).decode(text)
-        found = [call_object(item) for item in (data if isinstance(data, list) else [data])]
-        calls = [call for call in found if call is not None]
-        return calls if calls and len(calls) == len(found) else None
+        return call_list(text)
     calls = []
     for part in text.split(TOOL_CALLS):
         if not part.strip():

@@ -14,10 +14,8 @@ writes Qwen3-Coder's ``<tool_call><function=...>`` form instead
 
 from __future__ import annotations
 
-import json
-
 from agentflow.providers._markup import register_markup
-from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_object
+from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_list
 
 __all__ = ["NEMOTRON_MARKUP", "parse_nemotron_calls"]
 
@@ -29,10 +27,7 @@ def parse_nemotron_calls(body: str) -> list[MarkupCall] | None:
     Raises:
         ValueError: text that is not JSON (the block then stays text).
     """
-    data = json.JSONDecoder(strict=False).decode(body.strip())
-    found = [call_object(item) for item in (data if isinstance(data, list) else [data])]
-    calls = [call for call in found if call is not None]
-    return calls if calls and len(calls) == len(found) else None
+    return call_list(body.strip())
 
 
 NEMOTRON_MARKUP = register_markup(

@@ -14,10 +14,8 @@ that does not parse (prose that says "functools") stays text.
 
 from __future__ import annotations
 
-import json
-
 from agentflow.providers._markup import register_markup
-from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_object
+from agentflow.providers._markup_calls import MarkupCall, ToolMarkup, call_list
 
 __all__ = ["PHI4_MARKUP", "PHI4_MINI_MARKUP", "parse_phi_calls"]
 
@@ -37,10 +35,7 @@ def parse_phi_calls(body: str) -> list[MarkupCall] | None:
         text = text.removesuffix(token).rstrip()
     if not text.startswith(("[", "{")):
         return None
-    data = json.JSONDecoder(strict=False).decode(text)
-    found = [call_object(item) for item in (data if isinstance(data, list) else [data])]
-    calls = [call for call in found if call is not None]
-    return calls if calls and len(calls) == len(found) else None
+    return call_list(text)
 
 
 PHI4_MINI_MARKUP = register_markup(ToolMarkup("phi4-mini", "functools", "", parse_phi_calls))
