@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow.grounding.chance_places import written_beside
 from agentflow.grounding.echo_keys import echo_differs
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
@@ -233,6 +234,12 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             examples cannot tell which key is meant, so on a document that
             writes such a key, never with the value the rule reads, the rule
             neither narrows the grammar nor pins a value (``twins_agree``).
+        beside: for a rule whose place names no word (``# `` of a title),
+            the text every example writes just before its value at another
+            place as well (``agentflow.grounding.chance_places``: `` install
+            ``; ``""``: anywhere), or ``None``: on a document that does not
+            write the rule's value there too, the rule neither narrows the
+            grammar nor pins a value (``twins_agree``).
         decimal: every example's single value writes a decimal number
             (``agentflow.grounding.value_kinds``: ``£117.60``, ``37.01
             EUR``; learned from two values at least): a value of whole
@@ -290,6 +297,7 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
     parents: tuple[str, ...] = ()
     document: tuple[str, ...] = ()
     echoes: tuple[str, ...] = ()
+    beside: str | None = None
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -324,11 +332,16 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
         (the document writes only one of the places); true without twins.
         Likewise false where the document writes a key of ``echoes``, never
         with the value this rule finds first (``agentflow.grounding.
-        echo_keys.echo_differs``)."""
-        if not self.twins and not self.echoes:
+        echo_keys.echo_differs``), and where it does not write the value
+        this rule finds first after ``beside`` elsewhere (``agentflow.
+        grounding.chance_places.written_beside``)."""
+        if not self.twins and not self.echoes and self.beside is None:
             return True
         found = self.values(source)
         if found and echo_differs(self.echoes, found[0], live_text(source)):
+            return False
+        if found and self.beside is not None and not written_beside(
+                found[0], self.beside, live_text(source), self.left, self.anchored):
             return False
         return all(not other or (len(other) == len(found) and all(
             same_text(a, b) for a, b in zip(other, found, strict=True)))

@@ -161,6 +161,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from agentflow.grounding.chance_places import beside_context
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
@@ -245,7 +246,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             if other is not None and other not in rules:
                 rules.append(other)
         if rules:
-            kept[name] = echoed(twinned(rules), examples)
+            rule = echoed(twinned(rules), examples)
+            beside = beside_context(rule, examples)  # the value written elsewhere too
+            kept[name] = rule if beside is None else dataclasses.replace(rule, beside=beside)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     skeleton = tuple(sorted(frozenset.intersection(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
