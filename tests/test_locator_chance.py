@@ -85,3 +85,4 @@ def test_written_beside_skips_the_rules_own_place_and_cut_tokens() -> None:
     assert written_beside("GLib", "", NO_INSTALL, "# ", True)  # ``GLib is ...``: anywhere
     assert not written_beside("dateutil", " install ", OTHER_NAME, "# ", True)
     assert written_beside("cachetools", " install ", SAME, "# ", True)
+    assert written_beside("x", " install ", "# x\n\n    npm install --global x\n", "# ", True)

@@ -10,14 +10,14 @@ section), the examples cannot say which of the two places is the field's:
 the rule's place agrees with the value in each of them, maybe by the habit
 of their authors (a README titled after its package), not because it is the
 field's. Such a rule keeps the text the examples all write before their
-value at that other place (``Locator.beside``, ``beside_context``: `` install
-``; ``""`` where they share none): on a document that does not write the
-rule's value there as well (``written_beside``: ``# GLib`` whose
-Installation section says "see INSTALL.md"), the rule neither narrows the
-grammar nor pins a value (``Locator.twins_agree``), as for a twin place that
-reads otherwise. A labelled rule (``Version: ``) names its field; another key
-the examples write the value after is its echo instead (``agentflow.
-grounding.echo_keys``).
+value at that other place (``Locator.beside``, ``beside_context``:
+`` install ``; ``""`` where they share none): on a document that does not
+write the rule's value after that text on a line as well (``written_beside``:
+``npm install --global x`` does; ``# GLib`` over "see INSTALL.md" does not),
+the rule neither narrows the grammar nor pins a value (``Locator.
+twins_agree``), as for a twin place that reads otherwise. A labelled rule
+(``Version: ``) names its field; another key the examples write the value
+after is its echo instead (``agentflow.grounding.echo_keys``).
 """
 
 from __future__ import annotations
@@ -86,10 +86,11 @@ def beside_context(rule: Locator, examples: Sequence[CheckedExample]) -> str | N
 
 
 def written_beside(value: str, beside: str, source: str, left: str, anchored: bool) -> bool:
-    """Whether ``source`` writes ``value`` (whole tokens) right after ``beside``
-    at a place other than the rule's (``left``, ``anchored``)."""
+    """Whether ``source`` writes ``value`` (whole tokens) after ``beside`` on its
+    line (``npm install --global x`` for `` install ``), at a place other than
+    the rule's (``left``, ``anchored``)."""
     for start, _ in occurrences(value, source, whole_tokens=True):
         before = source[source.rfind("\n", 0, start) + 1:start]
-        if before.endswith(beside) and not _own(before, left, anchored):
+        if beside in before and not _own(before, left, anchored):
             return True
     return False
