@@ -26,6 +26,10 @@ GLUED_KEY = re.compile(r"[^\W\d][\w.-]*(?:\[[^\]\s]*\])?=\Z")
 ``key=value`` line of a configuration file (INI, ``.desktop``, systemd,
 ``.env``), whose value is the line's whole rest by the format's syntax."""
 
+_KEY_INSIDE = re.compile(r"(?<![\w.-])[^\W\d][\w.-]*[ \t]*:[ \t]*\Z")
+"""A key (one word) and its ``:`` that a rule's unanchored left context ends
+with: a label written inside its line, after a comment's marker."""
+
 
 class LocatorPins(LocatorReading):
     """The base of ``Locator`` that tells which values it may pin (``pins``),
@@ -79,12 +83,14 @@ class LocatorPins(LocatorReading):
         """Whether ``value``, of several words where every example's value is
         one, is still the value a labelled line's rest holds: the rule reads
         after a label to the line's end (the format's value is the line's
-        rest), or to a column gap (``locator_places.is_gap``: the rest of
+        rest; also a key written inside its line, after a comment's marker:
+        ``SPDX-License-Identifier: `` of ``# ...`` and ``// ...``,
+        ``Apache-2.0 OR MIT``), or to a column gap (``locator_places.is_gap``: the rest of
         its column), and each word holds the kinds of characters the examples'
         values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
         GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
         ``Dpkg::Exit``, nor a value up to another ``right`` the examples end
         it at, ``;``, nor a shell array ``('a' 'a-docs')`` where each
         example's ``pkgname=`` is a bare word)."""
-        return self.labelled and (not self.right or is_gap(self.right)) and same_kinds(
-            value, self.shapes)
+        return (self.labelled or _KEY_INSIDE.search(self.left) is not None) and (
+            not self.right or is_gap(self.right)) and same_kinds(value, self.shapes)
