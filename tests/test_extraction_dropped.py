@@ -175,3 +175,26 @@ async def test_an_invented_value_or_an_examples_value_for_a_required_field_still
     required = await _readme({"install_command": None, "package": None,
                               "title": "tiny-url-slug"})
     assert not required.ok and isinstance(required.error, GroundingError)
+
+
+async def test_a_chunk_that_copies_an_examples_value_keeps_the_record() -> None:
+    """The probe's node-gyp README (two chunks): a chunk's copied example
+    value no longer fails the chunk, nor the record."""
+    text = README + "\n" + "Usage: run the tool on the project's directory.\n" * 3
+    model = FunctionModel(lambda request: json.dumps(
+        {"install_command": "npm install tiny-url-slug", "package": None, "title": None}))
+    (long,) = [r async for r in extract_many(model, [text], Optional, examples=OPTIONAL,
+                                             chunking=Chunking(max_chars=90))]
+    assert long.ok, long.error
+    assert long.chunks is not None and long.chunks.total > 1 and long.chunks.failed == 0
+    assert long.output == Optional() and "install_command" in long.needs_review
+    assert "an example's value" in long.dropped["install_command"]
+
+
+class Optional(BaseModel):
+    install_command: str | None = None
+    package: str | None = None
+    title: str | None = None
+
+
+OPTIONAL = [Example(e.text, Optional(**e.output)) for e in EXAMPLES]
