@@ -183,6 +183,8 @@ def test_more_words_after_a_key_written_inside_its_line_are_the_value() -> None:
         "Apache-2.0 OR MIT"]
     assert rule.pins("Apache-2.0 OR MIT") and rule.pins("MIT")
     assert not rule.pins("GPL-2.0 WITH Linux-syscall-note */")  # the comment's closer
+    assert not rule.pins("Apache-2.0 WITH LLVM-exception      *|")  # a box comment's border
+    assert rule.pins("Apache-2.0 WITH LLVM-exception")
     assert not rule.pins("MIT builtin 0.006")  # a word of another kind
     assert not dataclasses.replace(rule, left=": ").pins("Apache-2.0 OR MIT")  # no key
     assert comment_tail("GPL-2.0 */") and comment_tail("MIT -->") and not comment_tail("*/")

@@ -15,7 +15,7 @@ from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.locator_places import is_gap
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
-from agentflow.grounding.token_shapes import same_kinds
+from agentflow.grounding.token_shapes import same_kinds, token_shape
 from agentflow.grounding.value_clauses import block_marker, clause_break, comment_tail
 from agentflow.grounding.value_kinds import bare_number, whole_numbers
 
@@ -84,13 +84,16 @@ class LocatorPins(LocatorReading):
         one, is still the value a labelled line's rest holds: the rule reads
         after a label to the line's end (the format's value is the line's
         rest; also a key written inside its line, after a comment's marker:
-        ``SPDX-License-Identifier: `` of ``# ...`` and ``// ...``,
-        ``Apache-2.0 OR MIT``), or to a column gap (``locator_places.is_gap``: the rest of
+        ``SPDX-License-Identifier: `` of ``# ...`` and ``// ...``, ``Apache-2.0
+        OR MIT``), or to a column gap (``locator_places.is_gap``: the rest of
         its column), and each word holds the kinds of characters the examples'
         values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
         GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
         ``Dpkg::Exit``, nor a value up to another ``right`` the examples end
         it at, ``;``, nor a shell array ``('a' 'a-docs')`` where each
-        example's ``pkgname=`` is a bare word)."""
+        example's ``pkgname=`` is a bare word, nor one that ends with a word of
+        punctuation alone: a comment's border or closer, ``Apache-2.0 WITH
+        LLVM-exception *|``)."""
         return (self.labelled or _KEY_INSIDE.search(self.left) is not None) and (
-            not self.right or is_gap(self.right)) and same_kinds(value, self.shapes)
+            not self.right or is_gap(self.right)) and same_kinds(value, self.shapes) and (
+            token_shape(value.split()[-1]) is not None)
