@@ -13,8 +13,9 @@ from pydantic import BaseModel
 
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
-from agentflow.grounding.chance_places import beside_context, written_beside
+from agentflow.grounding.chance_places import written_beside
 from agentflow.grounding.locator_report import learned_lines
+from agentflow.grounding.locator_twins import beside_context
 from agentflow.grounding.locators import apply_locators, learn_locators
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.output.examples import check_examples

@@ -161,7 +161,6 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.chance_places import beside_context
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
@@ -171,7 +170,7 @@ from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
-from agentflow.grounding.locator_twins import anchors, echoed, key_label, twinned
+from agentflow.grounding.locator_twins import anchors, beside_context, echoed, key_label, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
     is_text,
