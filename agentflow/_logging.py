@@ -8,6 +8,10 @@ record ever holds an API key: every value passes through the shared mask
 (``agentflow._secrets``) before rendering, an exception's traceback
 (``exc_info``) too: it is formatted first, then masked, so a logged failure
 whose message quotes a URL with its password shows the traceback without it.
+
+``mask_records`` puts the same mask on the loggers of libraries agentflow
+drives (the MCP SDK's transports, its HTTP client): their records quote the
+URL they send to, query and key-like path segments included.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ from typing import Any
 
 import structlog
 
-from agentflow._secrets import mask_value
+from agentflow._secrets import mask_secrets, mask_value
 
-__all__ = ["get_logger"]
+__all__ = ["get_logger", "mask_records"]
 
 
 def _mask(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -41,3 +45,31 @@ def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
         wrapper_class=structlog.stdlib.BoundLogger,
     )
     return logger
+
+
+class _MaskRecords(logging.Filter):
+    """A logger filter: the record's message with URLs' queries, fragments and
+    user info cut and registered secrets masked (``mask_secrets``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = mask_secrets(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+_MASK = _MaskRecords()
+
+
+def mask_records(*names: str) -> None:
+    """Mask every record the stdlib loggers ``names`` (another library's)
+    emit, as agentflow's own are: an application that turns on INFO logging
+    (``logging.basicConfig(level=logging.INFO)``) sees, say, httpx's
+    ``HTTP Request: POST https://host/mcp/***?…``, never the key in the URL.
+    Idempotent; the filter runs only on records a logger emits (its level
+    passed)."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if _MASK not in logger.filters:
+            logger.addFilter(_MASK)

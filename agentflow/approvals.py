@@ -46,10 +46,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentflow._commit import finish, rearm_cancel
-from agentflow.errors import AlreadyDecidedError, InvalidInputError
+from agentflow.errors import AlreadyDecidedError, InvalidInputError, ToolNameError
 from agentflow.events import ApprovalRequested, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import WAITING_CALLS, Act, Middleware
+from agentflow.middleware.base import WAITING_CALLS, Act, Middleware, ModelRequest
+from agentflow.tools import TOOL_NAME_PATTERN
+from agentflow.tools.names import renamings
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
@@ -95,19 +97,53 @@ Decision = Approve | Refuse
 
 
 class RequireApproval(Middleware):
-    """Suspend the call when the model calls one of ``tools`` (names), or a
-    call for which ``needs(call)`` is true.
+    """Suspend the call when the model calls one of ``tools`` (names, as the
+    model sees them: an MCP server's ``prefix`` included), or a call for
+    which ``needs(call)`` is true.
+
+    A name matched by name only would let a tool run unasked under the name
+    the agent gives it: ``"write_file"`` for an MCP server's tool the model
+    calls ``fs_write_file`` (``prefix="fs"``), ``"files.read"`` for one it
+    calls ``files_read_1a2b3c4d`` (made valid). So before each model request
+    a name the request does not offer is checked against those it does
+    (``agentflow.tools.names.renamings``): one the agent offers renamed so, or a name no tool can
+    have, fails the call before the model is asked (``ToolNameError``). A
+    name no tool answers to yet (one an MCP server adds later) is kept.
 
     Raises:
         ValueError: neither or both of ``tools`` and ``needs``.
+        ToolNameError (from the call): as above; nothing ran.
     """
 
     def __init__(self, tools: Collection[str] | None = None, *,
                  needs: Callable[[ToolUseBlock], bool] | None = None) -> None:
         if (tools is None) == (needs is None):
             raise ValueError("pass tools (names) or needs (a predicate)")
+        if isinstance(tools, str):
+            raise TypeError(f"tools takes a collection of names, not a string: "
+                            f"RequireApproval({{{tools!r}}})")
         names = frozenset(tools or ())
+        self._names = names
         self._needs = needs if needs is not None else (lambda call: call.name in names)
+
+    async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
+        """Refuse a name the agent offers under another name (class docstring).
+
+        Raises:
+            ToolNameError: naming the tool's name to use.
+        """
+        if not self._names:
+            return
+        offered = {t.name for t in request.tools}
+        for name in sorted(self._names - offered):
+            renamed = renamings(name, offered)
+            if renamed or not TOOL_NAME_PATTERN.fullmatch(name):
+                use = (f"this agent calls it {' or '.join(map(repr, renamed))} (the name the model "
+                       "sees: an MCP server's prefix, or its name made valid, included); name "
+                       "that" if renamed else "no tool can be called so (names match "
+                       "^[A-Za-z_][A-Za-z0-9_-]{0,63}$): name the tool as the model sees it")
+                raise ToolNameError(f"RequireApproval names the tool {name!r}, but {use}: calls "
+                                    "to it would run without approval")
 
     async def post_reasoning(self, ex: CallExecution, reply: Msg) -> Act | None:
         waiting = [c for c in reply.tool_uses if self._needs(c)]
@@ -287,10 +323,16 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         AlreadyDecidedError: a decision names a call an earlier request
             decided (nothing runs).
         InvalidInputError: no call is pending, a pending call has no
-            decision, or a decision names a call that is not pending.
+            decision, a decision names a call that is not pending, or an
+            edited input does not fit its tool (``Tool.check_arguments``,
+            naming the fields): nothing is decided, the person may edit again.
+        MCPNotRunningError (a ``UsageError``): a tool source of the agent
+            cannot give its tools (an MCP server outside its ``async
+            with``); nothing is decided.
         as ``checkpoint`` (e.g. ``StateConflictError``: nothing ran).
     """
     index, calls = _check_decisions(state, decisions)
+    _check_runnable(agent, calls, decisions)
     outcomes: dict[str, ToolResultBlock] = {}
     runs: list[ToolUseBlock] = []
     edited: dict[str, ToolUseBlock] = {}
@@ -318,6 +360,29 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         if cancelled:
             rearm_cancel()
     return [outcomes[c.id] for c in calls]
+
+
+def _check_runnable(agent: ReActAgent, calls: list[ToolUseBlock],
+                    decisions: Mapping[str, Decision]) -> None:
+    """Refuse decisions whose calls could not run as decided, before any is
+    decided: a claimed call never runs again, so an edit that does not fit
+    its tool, or a tool source that is not running, used up the person's
+    approval on an error result the model read.
+
+    Raises:
+        InvalidInputError / MCPNotRunningError: see ``resolve_approvals``.
+    """
+    for source in agent.toolkit.sources:
+        if not source.tools_ready:
+            source.current_tools()  # raises, naming the source (MCPNotRunningError)
+    for call in calls:
+        decision = decisions[call.id]
+        if not isinstance(decision, Approve) or decision.input is None:
+            continue
+        tool = agent.toolkit.get(call.name)
+        if tool is not None and (problem := tool.check_arguments(decision.input)):
+            raise InvalidInputError(f"the edited input of call {call.id} does not fit: "
+                                    f"{problem}\nNothing was decided: edit the call again")
 
 
 async def _run_and_record(agent: ReActAgent, state: AgentState, index: int,

@@ -169,7 +169,27 @@ async def call_events(
                         for event in drain(ex):
                             yield event
                     builder = ReplyBuilder()
+                    # nobody reads the chunks: the model folds its whole reply, where its
+                    # class can (never a wrapper's forwarded attribute: its own stream decides)
+                    whole = None if chunk_hooks or deltas else getattr(type(ex.model),
+                                                                       "whole_reply", None)
                     with agent.telemetry.model_request(ex, request) as trace:
+                        if whole is not None:
+                            try:
+                                await whole(ex.model, request.messages, request.tools,
+                                            request.options, builder)
+                            except ProviderError as error:
+                                trace.fail(error)
+                                retry = await recover(ex, agent.middleware, request, error,
+                                                      builder.received, agent.stream_retries)
+                                if ex.pending_events:
+                                    for event in drain(ex):
+                                        yield event
+                                if not retry:
+                                    raise
+                                continue
+                            trace.finish(builder)
+                            break
                         chunks = ex.model.stream(request.messages, request.tools,
                                                  request.options)
                         received = False

@@ -3,7 +3,8 @@
 ``ModelProfile`` (``agentflow.model_profile``) are re-exported here.
 
 The core talks to every vendor through this module only. A provider module
-implements ``ChatModel.stream`` for its wire protocol and describes what the
+implements ``ChatModel.stream`` for its wire protocol (and, optionally, the
+whole-reply path ``whole_reply``: see ``ChatModel``) and describes what the
 vendor can do in a ``ModelProfile`` (data, never behaviour). The agent reads
 the profile; it never asks which vendor it is talking to.
 """
@@ -144,6 +145,22 @@ class ChatModel(Protocol):
     ``stream`` sends one request and yields ``ModelChunk``s as they arrive. It
     raises ``ProviderError`` subclasses on failure. ``model_name`` identifies
     the model (for caches and logs; it never holds secrets).
+
+    The whole-reply path (optional, not a checked member of the protocol): a
+    model may also have ``async def whole_reply(messages, tools, options,
+    reply) -> None`` that sends one request and folds its whole reply into
+    ``reply`` (an ``agentflow.reply.ReplyBuilder``: ``add`` for chunks,
+    ``add_text`` for text read without one), leaving exactly what folding
+    ``stream``'s chunks would (the same message, usage, finish reason, and the
+    same errors raised; on an error, ``reply.received`` says whether anything
+    of the reply had come). The agent calls it instead of ``stream`` when
+    nobody reads the call's chunks (``call()``, extraction: no stream reader,
+    no middleware reading chunks), so an adapter that reads a whole reply at
+    once need not make chunks, nor run an async generator, for it
+    (``agentflow.providers.openai`` reads a plain reply straight into it).
+    It is looked up on the model's class: a model without it, or a wrapper
+    that forwards attributes to the model it wraps (``__getattr__``), is read
+    through its own ``stream``.
     """
 
     @property

@@ -1,16 +1,17 @@
-"""Replies from chunks: the tool-call assembler, the reply builder, and
-``generate`` (a whole reply from ``ChatModel.stream``).
+"""Replies from chunks: the tool-call assembler, the reply builder,
+``fold_stream`` and ``generate`` (a whole reply from ``ChatModel.stream``).
 
 The agent loop and every non-streaming caller fold a model's ``ModelChunk``s
 with ``ReplyBuilder``; tool-call fragments, interleaved across parallel calls
 and split at any byte, become whole ``ToolUseBlock``s in ``ToolCallAssembler``.
+A model with the contract's whole-reply path (``ChatModel``'s optional
+``whole_reply``) folds its reply into the builder itself.
 """
 
 from __future__ import annotations
 
 import codecs
-import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,11 +41,16 @@ from agentflow.model import (
     ToolSpec,
     Usage,
 )
-from agentflow.output.brackets import rebalanced
+from agentflow.output.assembled_arguments import (
+    concatenated_objects,
+    enveloped,
+    rebalanced_arguments,
+)
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments, exact_object
 from agentflow.output.parsing import closed_json
 
-__all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "generate", "parse_arguments"]
+__all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "fold_stream", "generate",
+           "parse_arguments"]
 
 _NO_USAGE = Usage()
 
@@ -86,6 +92,8 @@ class ToolCallAssembler:
     whole name so far and more (a cumulative stream), or the rest of a name
     split like arguments (``get_wea`` + ``ther``: Gemini's and LM Studio's
     OpenAI-compatible streams, continuedev/continue#5849): ``_folded_name``.
+    A call that began without a name (its id and arguments first) takes the
+    name a later fragment gives it (vercel/ai#14722).
     Argument fragments may be str or bytes split at any byte (inside an
     escape sequence or a multi-byte UTF-8 character); bytes are decoded
     incrementally per call.
@@ -171,10 +179,16 @@ class ToolCallAssembler:
                     inputs, exact = [plain], text
                 else:
                     args = parse_arguments(text)
-                    inputs = (_concatenated_objects(text) or [_rebalanced(text, args, ended)]) \
-                        if RAW_ARGUMENTS in args else [args]
+                    inputs = ((concatenated_objects(text)
+                               or [rebalanced_arguments(text, args, ended)])
+                              if RAW_ARGUMENTS in args else [args])
                 if closed is not None:
                     whole = RAW_ARGUMENTS not in inputs[0] and closed_json(text)
+            name = call.name
+            if not name and len(inputs) == 1:
+                name, inputs[0] = enveloped(inputs[0])
+                if name:
+                    exact = None  # the text was the envelope, not these arguments
             if prior is None and call.id and taken is not None:
                 prior = taken()
             for n, args in enumerate(inputs):
@@ -187,7 +201,7 @@ class ToolCallAssembler:
                 blocks.append(
                     ToolUseBlock(
                         id=call_id,
-                        name=clean_tool_name(call.name),
+                        name=clean_tool_name(name),
                         input=args,
                         provider_data=call.provider_data,
                         arguments=exact,
@@ -197,43 +211,6 @@ class ToolCallAssembler:
 
     def __bool__(self) -> bool:
         return bool(self._calls)
-
-
-def _rebalanced(text: str, args: dict[str, Any], ended: bool) -> dict[str, Any]:
-    """``args`` (unreadable) read again from ``text`` with its closing
-    brackets set right, when that is the only fault; else ``args``."""
-    fixed = rebalanced(text, add=ended)
-    if fixed is None:
-        return args
-    again = parse_arguments(fixed)
-    return args if RAW_ARGUMENTS in again else again
-
-
-def _concatenated_objects(text: str) -> list[dict[str, Any]] | None:
-    """The objects of argument text that is two or more JSON objects glued
-    together (``{"a": 1}{"a": 2}``: servers that fold parallel calls of one
-    tool into one call's arguments), or ``None``. Each is a call of its own,
-    so two outputs are never read as one (the last) and two tool calls both run.
-    The same object repeated is one call sent twice (servers that re-send the
-    whole arguments in a stream's last delta): it is read once."""
-    decoder = json.JSONDecoder()
-    objects: list[dict[str, Any]] = []
-    at, end = 0, len(text)
-    while True:
-        while at < end and text[at].isspace():
-            at += 1
-        if at == end:
-            break
-        try:
-            value, at = decoder.raw_decode(text, at)
-        except ValueError:
-            return None
-        if not isinstance(value, dict):
-            return None
-        objects.append(value)
-    if all(o == objects[0] for o in objects[1:]):
-        return objects[:1] if len(objects) > 1 else None
-    return objects
 
 
 def _folded_name(name: str | None, fragment: str) -> str:
@@ -249,6 +226,8 @@ def _starts_new(call: _PendingCall, delta: ToolCallDelta) -> bool:
         return bool(call.id) and delta.id != call.id
     if not (delta.name or delta.arguments_obj is not None) or not (call.name or call.id):
         return False
+    if delta.name and not call.name:
+        return False  # the name of a call that began with its id and arguments (vercel/ai#14722)
     if call.obj is not None:
         return True
     text = "".join(call.parts).strip()
@@ -279,6 +258,7 @@ class ReplyBuilder:
     reason and the usage. Used by the agent loop and by ``generate``."""
 
     __slots__ = (
+        "_finished",
         "_logprobs",
         "_signature",
         "_text",
@@ -303,6 +283,7 @@ class ReplyBuilder:
         self.response_model: str | None = None
         self.response_id: str | None = None
         self.usage = _NO_USAGE  # immutable: shared until a usage chunk comes
+        self._finished = False
 
     def add(self, chunk: ModelChunk) -> None:
         """Fold one chunk in (dispatched on its ``type`` tag: no ``isinstance``
@@ -323,9 +304,25 @@ class ReplyBuilder:
         elif chunk.type == "usage":
             self.usage = chunk.usage
         elif chunk.type == "finish":
+            self._finished = True
             self.finish_reason = chunk.reason
             self.response_model = chunk.response_model or self.response_model
             self.response_id = chunk.response_id or self.response_id
+
+    def add_text(self, text: str, logprobs: Sequence[TokenLogprob] = ()) -> None:
+        """Fold in a piece of text as ``add(TextDelta(text, logprobs=logprobs))``
+        does, with no chunk made (a model's ``whole_reply`` reading a whole reply)."""
+        self._text.append(text)
+        if logprobs:
+            self._logprobs.append(logprobs)
+
+    @property
+    def received(self) -> bool:
+        """Whether anything of the reply was folded in yet (text, thinking, a
+        tool call, usage or a finish): what the loop reads of a request that
+        failed in a model's ``whole_reply`` (a reply that broke part-way)."""
+        return bool(self._text or self._thinking or self._signature or self._thinking_data
+                    or self.tools or self.usage is not _NO_USAGE or self._finished)
 
     @property
     def text(self) -> str:
@@ -376,6 +373,19 @@ class ReplyBuilder:
         if closed:  # cut at the token limit, yet these calls' arguments had closed
             return Msg("assistant", blocks, metadata={CLOSED_TOOL_CALLS: closed})
         return Msg("assistant", blocks)
+
+
+async def fold_stream(chunks: AsyncIterator[ModelChunk], reply: ReplyBuilder) -> None:
+    """Fold every chunk of ``chunks`` (a ``ChatModel.stream``) into ``reply``;
+    ``chunks`` is closed however this ends (a model's ``whole_reply`` that
+    reads its replies as a stream)."""
+    try:
+        async for chunk in chunks:
+            reply.add(chunk)
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def generate(

@@ -13,6 +13,17 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
                                                # ids then answer 404)
     python tests/mcp_server.py --once PATH     # exit at start if PATH exists, else create it
                                                # (a server that cannot be restarted)
+    python tests/mcp_server.py --http --cut    # a tools/call of ``echo`` with the text "cut"
+                                    # has its response stream cut after its headers (a proxy's
+                                    # idle timeout); the server and the session live on
+    python tests/mcp_server.py --http --token T  # POSTs need "Authorization: Bearer T", else
+                                    # 401; POST /revoke refuses T from then on, POST /overload
+                                    # answers the next POST 503 as a gateway does
+                                    # (tests/mcp_http_faults.py)
+    python tests/mcp_server.py --latin1        # stdio written in Latin-1, not UTF-8
+    python tests/mcp_server.py --grow          # also lists ``grow``, which adds the tool it
+                                    # names (with a schema no model takes when ``bad``) and
+                                    # sends notifications/tools/list_changed
     python tests/mcp_server.py --generated-schemas  # also lists tools whose schemas are written
                                     # as zod-to-json-schema (TypeScript) and pydantic (FastMCP) do
     python tests/mcp_server.py --http --pages N # tools/list in pages of N, a version tool
@@ -25,8 +36,9 @@ official SDK's low-level ``Server`` class (``mcp.server.lowlevel``).
 Tools: ``add`` (text and structured content), ``echo``, ``lookup`` (a
 product's price, structured), ``slow`` (sleeps), ``crash`` (the process
 exits mid-call), ``image`` (an image block and text), ``fail`` (an
-``isError`` result), ``text.upper`` (a name with a dot), and ``unlock`` (adds
-the ``secret`` tool and sends ``notifications/tools/list_changed``); with
+``isError`` result), ``text.upper`` (a name with a dot), ``unlock`` (adds
+the ``secret`` tool and sends ``notifications/tools/list_changed``), and
+``big`` (a text of some megabytes); with
 ``--generated-schemas``, ``route`` and ``outline`` (schemas with JSON
 pointer ``$ref``s, as zod-to-json-schema writes them) and ``search`` (an
 optional integer and a discriminated union, as pydantic writes them).
@@ -47,6 +59,11 @@ import orjson
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+
+try:  # run as a script: the module beside it; imported (tests.mcp_server): the package's
+    from mcp_http_faults import cutting, guarded, read_body, rpc_of
+except ImportError:
+    from tests.mcp_http_faults import cutting, guarded, read_body, rpc_of
 
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
@@ -69,8 +86,10 @@ BASE_TOOLS = [
     types.Tool(name="lookup", description="The price of a product, by SKU.",
                input_schema=_schema({"sku": {"type": "string", "description": "the SKU"}}),
                output_schema=_schema({"sku": {"type": "string"}, "price": {"type": "number"}})),
-    types.Tool(name="slow", description="Sleep for some seconds, then answer.",
-               input_schema=_schema({"seconds": {"type": "number"}})),
+    types.Tool(name="slow", description="Sleep for some seconds, then answer; cancelled, "
+               "create the file mark names.",
+               input_schema=_schema({"seconds": {"type": "number"}, "mark": {"type": "string"}},
+                                    required=["seconds"])),
     types.Tool(name="crash", description="Exit the server process in the middle of the call.",
                input_schema=_schema({})),
     types.Tool(name="image", description="A 1x1 PNG image.", input_schema=_schema({})),
@@ -80,6 +99,8 @@ BASE_TOOLS = [
                input_schema=_schema({"text": {"type": "string"}})),
     types.Tool(name="unlock", description="Make the secret tool available.",
                input_schema=_schema({})),
+    types.Tool(name="big", description="A text of the given size.",
+               input_schema=_schema({"megabytes": {"type": "number"}})),
 ]
 SECRET = types.Tool(name="secret", description="The secret number.", input_schema=_schema({}))
 BAD_TOOLS = [
@@ -132,6 +153,11 @@ GENERATED_TOOLS = [
             "InStock": {"type": "object", "required": ["kind", "only"], "properties": {
                 "kind": {"const": "stock", "type": "string"}, "only": {"type": "boolean"}}}}}),
 ]
+GROW = types.Tool(name="grow", description="Add a tool called name (its schema refers to "
+                  "another document when bad) and say the tool list changed; when down, "
+                  "tools/list answers an error from then on.",
+                  input_schema=_schema({"name": {"type": "string"}, "bad": {"type": "boolean"},
+                                        "down": {"type": "boolean"}}, required=["name"]))
 RESERVED = types.Tool(name="generate_response", description="Takes the output tool's name.",
                       input_schema=_schema({}))
 
@@ -166,14 +192,20 @@ class Pages:
 
 
 def build(bad_schema: bool = False, reserved: bool = False,
-          generated: bool = False, pages: Pages | None = None) -> Server[Any]:
-    """The server; its tool list grows by ``secret`` once ``unlock`` is called."""
+          generated: bool = False, pages: Pages | None = None, grow: bool = False) -> Server[Any]:
+    """The server; its tool list grows by ``secret`` once ``unlock`` is called,
+    and by each tool ``grow`` adds."""
     unlocked = False
+    grown: list[types.Tool] = []
+    down = False
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
+        if down:
+            raise MCPError(types.INTERNAL_ERROR, "the tool catalogue is down")
         tools = [*BASE_TOOLS, *(BAD_TOOLS if bad_schema else []), *([RESERVED] if reserved else []),
-                 *(GENERATED_TOOLS if generated else []), *([SECRET] if unlocked else [])]
+                 *(GENERATED_TOOLS if generated else []), *([SECRET] if unlocked else []),
+                 *([GROW] if grow else []), *grown]
         if pages is not None:
             return pages.page(tools, params.cursor if params else None)
         return types.ListToolsResult(tools=tools)
@@ -182,7 +214,7 @@ def build(bad_schema: bool = False, reserved: bool = False,
         return [types.TextContent(type="text", text=value)]
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        nonlocal unlocked
+        nonlocal unlocked, down
         args = params.arguments or {}
         name = params.name
         if name == "add":
@@ -200,7 +232,12 @@ def build(bad_schema: bool = False, reserved: bool = False,
             return types.CallToolResult(content=text(f"{args['sku']}: {price}"),
                                         structured_content=data)
         if name == "slow":
-            await anyio.sleep(float(args["seconds"]))
+            try:
+                await anyio.sleep(float(args["seconds"]))
+            except anyio.get_cancelled_exc_class():
+                if args.get("mark"):  # (notifications/cancelled reached the server)
+                    os.close(os.open(str(args["mark"]), os.O_CREAT | os.O_WRONLY))
+                raise
             return types.CallToolResult(content=text("done"))
         if name == "crash":
             sys.stdout.flush()
@@ -225,10 +262,21 @@ def build(bad_schema: bool = False, reserved: bool = False,
             return types.CallToolResult(content=text(orjson.dumps(args).decode()))
         if name == "outline":
             return types.CallToolResult(content=text(f"{_sections(args['section'])} sections"))
+        if name == "big":
+            return types.CallToolResult(content=text("x" * int(float(args["megabytes"]) * 2**20)))
         if name == "unlock":
             unlocked = True
             await ctx.session.send_tool_list_changed()
             return types.CallToolResult(content=text("unlocked"))
+        if name == "grow":
+            bad = {"type": "object", "properties": {"x": {"$ref": "https://schemas.invalid/x"}}}
+            grown.append(types.Tool(name=str(args["name"]), description="A grown tool.",
+                                    input_schema=bad if args.get("bad") else _schema({})))
+            down = bool(args.get("down"))
+            await ctx.session.send_tool_list_changed()
+            return types.CallToolResult(content=text(f"grew {args['name']}"))
+        if any(t.name == name for t in grown):
+            return types.CallToolResult(content=text(f"grown tool {name} ran"))
         if name == "secret" and unlocked:
             return types.CallToolResult(content=text("42"))
         return types.CallToolResult(content=text(f"no tool {name!r}"), is_error=True)
@@ -241,8 +289,15 @@ def _options(server: Server[Any]) -> Any:
     return server.create_initialization_options(NotificationOptions(tools_changed=True))
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
+async def serve_stdio(server: Server[Any], latin1: bool = False) -> None:
+    """Over stdin/stdout; ``latin1``: stdout written in Latin-1 (a server that writes its
+    platform's encoding, cp1252 on Windows, instead of UTF-8)."""
+    stdout = None
+    if latin1:
+        from io import TextIOWrapper
+
+        stdout = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="latin-1"))
+    async with stdio_server(stdout=stdout) as (read, write):
         await server.run(read, write, _options(server))
 
 
@@ -263,29 +318,20 @@ def _expiring_mid_list(app: Any, server: Server[Any], pages: Pages) -> Any:
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or not pages.armed:
             return await app(scope, receive, send)
-        messages = [await receive()]
-        while messages[-1].get("more_body"):
-            messages.append(await receive())
-        try:
-            rpc = orjson.loads(b"".join(m.get("body", b"") for m in messages))
-        except orjson.JSONDecodeError:
-            rpc = None
+        messages, replay = await read_body(receive)
+        rpc = rpc_of(messages)
         if (isinstance(rpc, dict) and rpc.get("method") == "tools/list"
                 and (rpc.get("params") or {}).get("cursor")):
             pages.armed -= 1
             pages.generation += 1
             await _end_sessions(server)
-        body = iter(messages)
-
-        async def replay() -> Any:
-            return next(body, None) or await receive()
-
         await app(scope, replay, send)
 
     return wrapped
 
 
-def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | None = None) -> None:
+def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | None = None,
+               cut: bool = False, token: str | None = None) -> None:
     """Streamable HTTP (or SSE) on 127.0.0.1: the socket is bound and listening
     before "PORT <n>" is printed, so a client connecting then is queued, never
     refused."""
@@ -329,6 +375,10 @@ def serve_http(server: Server[Any], sse: bool, port: int = 0, pages: Pages | Non
             Route("/expire-mid-list", endpoint=expire_mid_list, methods=["POST"])])
         if pages is not None:
             app = _expiring_mid_list(app, server, pages)
+        if cut:
+            app = cutting(app)
+        if token is not None:
+            app = guarded(app, token)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(uvicorn.Server(config).serve, [sock])
@@ -347,11 +397,13 @@ def main() -> None:
     size = _flag("--pages")
     pages = Pages(int(size), bound="--bound-cursors" in sys.argv) if size else None
     server = build(bad_schema="--bad-schema" in sys.argv, reserved="--reserved-name" in sys.argv,
-                   generated="--generated-schemas" in sys.argv, pages=pages)
+                   generated="--generated-schemas" in sys.argv, pages=pages,
+                   grow="--grow" in sys.argv)
     if "--http" in sys.argv or "--sse" in sys.argv:
-        serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages)
+        serve_http(server, sse="--sse" in sys.argv, port=int(_flag("--port") or 0), pages=pages,
+                   cut="--cut" in sys.argv, token=_flag("--token"))
     else:
-        anyio.run(serve_stdio, server)
+        anyio.run(serve_stdio, server, "--latin1" in sys.argv)
 
 
 if __name__ == "__main__":

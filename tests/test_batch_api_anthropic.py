@@ -284,6 +284,25 @@ async def test_results_of_a_running_batch_and_foreign_results_url_are_refused() 
         await model.aclose()
 
 
+@pytest.mark.parametrize("suffix", ["/", "?gateway=on"], ids=["slash", "query"])
+async def test_a_relative_results_url_is_joined_to_the_api_root_as_every_path(
+        suffix: str) -> None:
+    """A ``results_url`` given as a path is joined to the base URL as every
+    request's path is (``join_url``): a base URL's query string (a gateway's
+    ``?key=``) stays the query (it was appended after the query: a 404)."""
+    async with AnthropicFake() as fake:
+        fake.default = FakeReply(text="done")
+        fake.batch_results_relative = True
+        model = AnthropicChatModel("claude-sonnet-4-5", api_key="sk-ant-test",
+                                   base_url=fake.url + suffix, settings=FAST)
+        api = model.batch_api()
+        batch_id = await api.submit(_requests(model, 2))
+        await _finish(api, batch_id)
+        assert sorted(await _results(api, batch_id)) == ["in-0", "in-1"]
+        await api.aclose()
+        await model.aclose()
+
+
 # ----------------------------------------------------------------------------- SDK witness
 
 async def test_submitted_body_conforms_to_the_sdk_request_types() -> None:

@@ -506,6 +506,23 @@ async def test_a_batch_too_large_inline_is_uploaded_as_a_file_and_named() -> Non
         await model.aclose()
 
 
+async def test_an_upload_starts_under_the_base_urls_query_as_every_request() -> None:
+    """The upload start URL (``/upload/<version>/files``) keeps the base URL's
+    query string, as every request's URL does (``join_url``): a gateway's
+    ``?key=`` was dropped from it alone."""
+    async with GeminiFake() as fake:
+        fake.default = FakeReply(text="done")
+        model = GeminiChatModel(MODEL, api_key="AIza-test-key", base_url=fake.url + "?gw=on",
+                                settings=FAST)
+        api = GeminiBatchAPI(model._client, inline_max_bytes=1, chunk_bytes=1_500)
+        batch_id = await api.submit(_requests(model, 2))
+        assert fake.upload_start_queries == [{"gw": "on"}]
+        await _finish(api, batch_id)
+        assert len(await _results(api, batch_id)) == 2
+        await api.aclose()
+        await model.aclose()
+
+
 async def test_a_small_batch_stays_inline() -> None:
     async with GeminiFake() as fake:
         model = _model(fake)

@@ -12,11 +12,12 @@ from typing import Annotated, Any, Literal
 import anyio
 import orjson
 import pytest
-from pydantic import BaseModel, Field, RootModel, computed_field
+from pydantic import BaseModel, Field, RootModel, computed_field, model_validator
 
 from agentflow import Example, InvalidExampleError, OutputConfig, ReActAgent
 from agentflow.batch import _prompt_overhead, extract_many
 from agentflow.cli import main
+from agentflow.extraction.pipeline import plan_extraction
 from agentflow.grounding import Grounded
 from agentflow.model import ModelProfile
 from agentflow.output.examples import (
@@ -355,3 +356,32 @@ def test_cli_refuses_a_bad_example_before_any_request(
                    "--base-url", "http://127.0.0.1:9", "--api-key", "k"])
     assert status == 2
     assert "EXAMPLES: examples[0]: grounded values must be copied" in capsys.readouterr().err
+
+
+async def test_a_run_checks_its_examples_in_its_plan_only() -> None:
+    """The plan checks a run's examples and gives them checked to each call's
+    set-up (``CheckedExamples``): the output type's own validators run on an
+    example in the plan only (the set-up checked them again: two owners)."""
+    seen: list[str] = []
+
+    class Counted(BaseModel):
+        package: Annotated[str, G]
+
+        @model_validator(mode="after")
+        def count(self) -> Counted:
+            if self.package == "zoë-tool":  # the example's value, not a reply's
+                seen.append(self.package)
+            return self
+
+    model = FunctionModel(lambda r: json.dumps({"package": r.messages[-1].text.split()[0]}),
+                          profile=NATIVE)
+    examples = [Example(TEXT, {"package": "zoë-tool"})]
+    plan_extraction(ReActAgent("x", model), Counted, chunking=None, passes=1,
+                    allow_partial=False, max_chars=None, on_progress=None, ground=None,
+                    examples=examples)
+    planned, seen[:] = len(seen), []
+    assert planned
+    results = [r async for r in extract_many(
+        model, [DOC, DOC.replace("acme", "beta")], Counted, examples=examples)]
+    assert [r.output.package for r in results] == ["acme", "beta"]
+    assert len(seen) == planned

@@ -52,7 +52,8 @@ def test_a_quoted_value_ends_at_its_closing_quote() -> None:
     assert _confidence(last, name="q", description="A queue", license="BSD-2-Clause")[
         "license"] == HELD
     escaped = '{\n  "name": "q",\n  "description": "Say \\"hi\\", then go",\n}\n'
-    assert rules["description"].values(escaped) == ['Say \\"hi\\", then go']  # escaped quotes
+    # escaped quotes: the value ends at the closing quote, read as JSON reads it
+    assert rules["description"].values(escaped) == ['Say "hi", then go']
 
 
 def test_whatever_a_quoted_value_holds_is_its_own() -> None:

@@ -90,6 +90,37 @@ async def test_examples_in_a_tuple_are_shown_from_one_set_up() -> None:
             "Bergen is wet.", "Oslo"]
 
 
+async def test_an_output_edited_in_place_changes_no_example_nor_set_up() -> None:
+    """An example is a value taken when made: the dict given, or the one read
+    back, edited in place, changes neither the example nor the set-up shown
+    (the set-up was keyed by the examples' identity: the edit of the dict
+    given was shown by no set-up and an example read back differed from it)."""
+    agent, model = _agent(['{"name": "Oslo"}'] * 3)
+    given = {"name": "Bergen"}
+    example = Example("Bergen is wet.", given)
+    examples = (example,)
+    await agent.call("Oslo", City, examples=examples)
+    setup = agent.structured_output._setup
+    given["name"] = "Rome"
+    example.output["name"] = "Rome"
+    assert example.output == {"name": "Bergen"} and example == Example("Bergen is wet.", given | {
+        "name": "Bergen"})
+    await agent.call("Oslo", City, examples=examples)
+    assert agent.structured_output._setup is setup
+    await agent.call("Oslo", City, examples=[Example("Bergen is wet.", given)])  # Rome: new
+    assert agent.structured_output._setup is not setup
+    answers = [m.text for r in model.requests for m in r.messages if m.role == "assistant"]
+    assert answers == ['{"name": "Bergen"}'] * 2 + ['{"name": "Rome"}']
+
+
+async def test_equal_examples_in_a_new_list_share_the_set_up() -> None:
+    agent, _ = _agent(['{"name": "Oslo"}'] * 2)
+    await agent.call("Oslo", City, examples=[Example("Bergen is wet.", {"name": "Bergen"})])
+    setup = agent.structured_output._setup
+    await agent.call("Oslo", City, examples=[Example("Bergen is wet.", {"name": "Bergen"})])
+    assert agent.structured_output._setup is setup
+
+
 async def test_a_refusal_makes_the_next_set_up_with_the_step_down() -> None:
     refusal = UnsupportedFeatureError("no json_schema here", feature="native_output",
                                       status=400, vendor="scripted")

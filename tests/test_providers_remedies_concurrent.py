@@ -20,11 +20,12 @@ import pytest
 from aiohttp import web
 
 from agentflow import AgentState, ReActAgent
+from agentflow.errors import BadRequestError
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.model import GenerateOptions
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
-from tests.fakes.openai import OpenAIFake
+from tests.fakes.openai import OpenAIFake, openai_error
 from tests.provider_scenarios import FAST
 
 from .test_fault_mistral_call_ids import MistralFake, get_weather
@@ -96,3 +97,51 @@ async def test_two_requests_refused_for_one_remedy_both_go_through(
     sent = fake.bodies[1:]
     assert len(sent) == 2 * USERS
     assert sum(fake.validate(b) is None for b in sent) == USERS
+
+
+class RefusesBob(MistralFake):
+    """The Mistral-like fake that also refuses any request of user "bob" with
+    a 400 no remedy addresses (an image it cannot read), and holds that first
+    refusal until ann's request came again remedied (nine-character ids): bob's
+    refusal then reaches a model a concurrent request remedied meanwhile."""
+
+    bob_sent = 0
+    ann_refused: asyncio.Event | None = None
+    remedied: asyncio.Event | None = None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = orjson.loads(await request.read())
+        self.ann_refused = self.ann_refused or asyncio.Event()
+        self.remedied = self.remedied or asyncio.Event()
+        if "bob" in orjson.dumps(body["messages"]).decode():
+            self.bob_sent += 1
+            self.ann_refused.set()  # bob's request was built before ann's remedy
+            if self.bob_sent == 1:
+                await self.remedied.wait()
+            return self.render_error(openai_error(400, "Invalid image: cannot be decoded."))
+        if "ann" in orjson.dumps(body["messages"]).decode():
+            if self.validate(body) is None:
+                self.remedied.set()
+            else:
+                await self.ann_refused.wait()
+        return await super()._handle(request)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_a_400_no_remedy_addresses_is_never_sent_again(stream: bool) -> None:
+    """A concurrent request remedied the model while bob's request was in
+    flight; bob's refusal is not one a remedy addresses: raised at once, sent
+    once (it was sent again the new way before: any 400 went twice)."""
+    async with RefusesBob() as fake:
+        fake.default = _answer
+        async with OpenAIChatModel("mistral-large-latest", base_url=fake.url, api_key="k",
+                                   stream=stream, settings=FAST) as model:
+            await ReActAgent("warm", model).call("warm: up")
+            agent = ReActAgent("shared", model, tools=[get_weather])
+            async with asyncio.timeout(20):
+                ann, bob = await asyncio.gather(
+                    agent.call("And now?", state=_history("ann")),
+                    agent.call("bob: what is in this picture?"), return_exceptions=True)
+    assert isinstance(ann, Msg) and ann.text == "answer for ann"
+    assert isinstance(bob, BadRequestError) and "cannot be decoded" in str(bob)
+    assert fake.bob_sent == 1

@@ -163,11 +163,11 @@ class Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        """End the line (a terminal's is erased: the summary follows). Where
-        lines are not redrawn (a log), the last one shows the final count, with
-        the total if it became known after the last result (inputs listed as
-        the run goes can end after their last record)."""
-        if not self.tty and self.done and self._shown_state != (self.done, self.total):
+        """End the line (a terminal's is erased: the summary follows). The last
+        line shown has the final count, with the total if it became known after
+        the last result (inputs listed as the run goes can end after their last
+        record), also when the last results came faster than lines are drawn."""
+        if self.done and self._shown_state != (self.done, self.total):
             self._show(time.monotonic())
         if self.tty and self._drawn:
             self.stream.write("\r\x1b[K")

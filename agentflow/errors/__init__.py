@@ -48,6 +48,7 @@ The tree::
     │   ├── ProviderConnectionError       connection refused/reset, stream cut mid-way
     │   │   └── TruncatedStreamError      a stream ended without its finish reason / final frame
     │   ├── UnexpectedReplyError          2xx no reply: empty, HTML, no event, bad JSON (retried)
+    │   ├── ReplyTooLargeError            a reply past HttpSettings.max_reply_bytes (.limit)
     │   ├── BatchRequestError             one request of a vendor batch has no reply (.kind)
     │   └── RedirectError                 3xx: never followed (credentials stay at their origin)
     ├── StateConflictError                a state save lost a race: the stored version moved on
@@ -55,6 +56,7 @@ The tree::
     │   ├── MCPServerStartError           it could not start, connect or complete the handshake
     │   ├── MCPConnectionError            the connection was lost (the process exited mid-call)
     │   │   └── MCPReconnectError         the next call could not reconnect (.lost)
+    │   ├── MCPStatusError                an HTTP error status, no JSON-RPC error (.status: 401...)
     │   └── MCPTimeoutError               a tool call passed its timeout (.tool, .timeout)
     ├── StrayCancelError                  a CancelledError nobody asked for ended one input's work
     ├── ToolError                         raised by a tool to return an error result on purpose
@@ -115,6 +117,7 @@ from agentflow.errors._mcp import (
     MCPNotRunningError,
     MCPReconnectError,
     MCPServerStartError,
+    MCPStatusError,
     MCPTimeoutError,
     MCPToolSchemaError,
 )
@@ -136,6 +139,7 @@ from agentflow.errors._provider import (
     QuotaExceededError,
     RateLimitedError,
     RedirectError,
+    ReplyTooLargeError,
     ServerError,
     TruncatedStreamError,
     UnexpectedReplyError,
@@ -207,6 +211,7 @@ __all__ = [
     "MCPNotRunningError",
     "MCPReconnectError",
     "MCPServerStartError",
+    "MCPStatusError",
     "MCPTimeoutError",
     "MCPToolSchemaError",
     "MediaTypeError",
@@ -228,6 +233,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitedError",
     "RedirectError",
+    "ReplyTooLargeError",
     "SchemaError",
     "ServerError",
     "StateConflictError",

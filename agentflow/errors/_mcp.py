@@ -17,6 +17,7 @@ __all__ = [
     "MCPNotRunningError",
     "MCPReconnectError",
     "MCPServerStartError",
+    "MCPStatusError",
     "MCPTimeoutError",
     "MCPToolSchemaError",
 ]
@@ -61,6 +62,24 @@ class MCPReconnectError(MCPConnectionError):
     def __init__(self, message: str, *, server: str, target: str, lost: str) -> None:
         super().__init__(message, server=server, target=target)
         self.lost = lost
+
+
+class MCPStatusError(MCPError):
+    """An HTTP server answered a request with an error status and no JSON-RPC
+    error: 401 or 403 (its credentials were refused: a token expired), 429
+    (rate limited), a 5xx (it, or a gateway before it, failed). The SDK said
+    only "Server returned an error response".
+
+    Attributes:
+        status: the HTTP status.
+        retry_after: seconds its ``Retry-After`` header asked to wait, or ``None``.
+    """
+
+    def __init__(self, message: str, *, server: str, target: str, status: int,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message, server=server, target=target)
+        self.status = status
+        self.retry_after = retry_after
 
 
 class MCPTimeoutError(MCPError):

@@ -31,6 +31,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitedError",
     "RedirectError",
+    "ReplyTooLargeError",
     "ServerError",
     "TruncatedStreamError",
     "UnexpectedReplyError",
@@ -316,6 +317,25 @@ class DeadlineExceededError(ProviderTimeoutError):
         self.deadline = deadline
         self.partial = partial
         super().__init__(message, vendor=vendor)
+class ReplyTooLargeError(ProviderError):
+    """A reply (whole or streamed, error bodies too) passed the most bytes one
+    reply may hold (``HttpSettings.max_reply_bytes``): a server that streams
+    without end, or answers with a body no model reply is (a 2 GB page), is
+    cut off there instead of filling the memory. The connection is closed;
+    never retried (the same request would get the same reply).
+
+    Attributes:
+        limit: the limit passed, in bytes.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, limit: int, status: int | None = None,
+                 vendor: str = "") -> None:
+        self.limit = limit
+        super().__init__(message, status=status, vendor=vendor)
+
+
 class RedirectError(ProviderError):
     """The API answered with a redirect (3xx). Never followed: a request carries
     credentials (``Authorization``, ``x-api-key``...) that must not reach

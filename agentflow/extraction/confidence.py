@@ -37,7 +37,9 @@ model's say-so:
   examples also write the value after another key that here holds another
   value (``Locator.echoes``), or where it runs across continuation lines and no
   example's value does (``Locator.shown_across``: a vCard's ``FN:`` folded
-  mid-word), or where it is the
+  mid-word), or where the document writes it escaped (``agentflow.grounding.
+  escapes.written_escaped``: ``&amp;`` in XML, ``\\"`` in a JSON string: the
+  text read is not the value a parser gives), or where it is the
   located value only in its clean form (``agentflow.grounding.edges``: a
   ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
   to the line's end, cut off), or where the rule finds it only in a later
@@ -104,6 +106,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from agentflow.grounding.edges import cuts_edges
+from agentflow.grounding.escapes import written_escaped
 from agentflow.grounding.folding import same_text
 from agentflow.grounding.locator_absence import (
     absence_confirmed,
@@ -342,6 +345,8 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         # examples' ``url: ``): the list it reads may miss items
     if not all(rule.pins(str(v)) for v in (value if rule.many else [value])):
         return None  # a clause or words no example's value (item) shows: it may have read past
+    if any(written_escaped(f, source) for f in (found if rule.many else found[:1])):
+        return None  # written escaped (``&amp;``, ``\"``): the text read is not the value
     if later_record_only(rule, source):
         return None  # only in a later record, where every example writes it in the first
     if not rule.many and not rule.shown_below and rule.begins_below(source):

@@ -60,7 +60,13 @@ from agentflow.extraction.verify import with_confidence
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.model import Usage
-from agentflow.output.examples import CheckedExample, Example, check_examples, examples_text
+from agentflow.output.examples import (
+    CheckedExample,
+    CheckedExamples,
+    Example,
+    check_examples,
+    examples_text,
+)
 from agentflow.output.schema import OutputSpec
 
 __all__ = ["ExtractionPlan", "check_plan", "plan_extraction"]
@@ -287,7 +293,8 @@ def plan_extraction(
     on_progress: Callable[[ChunkProgress], None] | None,
     ground: bool | Grounded | None, examples: Sequence[Example] | None,
 ) -> ExtractionPlan:
-    """The plan of one run: examples checked (``None``: the agent's) and the
+    """The plan of one run: examples checked (``None``: the agent's), once,
+    and given so to every call (``CheckedExamples``), and the
     long-document settings; ``ExtractionPlan.counted`` adds the token budget's
     overhead.
 
@@ -299,8 +306,9 @@ def plan_extraction(
     marker = _run_marker(agent, ground, shown, output)
     checked = check_examples(shown, output, marker)  # a bad example fails the run, not each input
     locators = learn_locators(checked, output)  # where each field lives, from the examples
+    # each call's set-up takes them checked (one owner: this plan), never checks them again
+    given = CheckedExamples(shown, checked, output, marker, locators)
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
-                         marker if marker is not None else False,
-                         None if examples is None else tuple(examples), locators,
+                         marker if marker is not None else False, given, locators,
                          example_values(c.value for c in checked))
     return ExtractionPlan(agent, output, settings, tuple(checked), locators)

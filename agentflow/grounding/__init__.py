@@ -52,7 +52,11 @@ it; a non-breaking space and a space, ``…`` and ``...``), or equal once
 typographic punctuation is read as plain ASCII (curly quotes and ``'``/``"``,
 en/em dashes and the minus sign and ``-``, either side: a model writes
 ``don't`` where the document has ``don’t``, ``1990-1995`` for ``1990–1995``);
-letter case matters unless the marker says
+failing that, in a markup (XML, HTML) or JSON document, when it occurs
+once the document's escapes are read as the characters they stand for
+(``Salt &amp; Pepper`` is ``Salt & Pepper``, ``Caf\\u00e9`` is ``Café``:
+the value a parser gives, ``agentflow.grounding.escapes``; the span is the
+escaped text); letter case matters unless the marker says
 ``case_sensitive=False``. The span is where it occurs in the source.
 
 **Whole tokens** (``Grounded(whole_tokens=True)``): the value must also begin

@@ -17,13 +17,16 @@ its own; the group itself is ``Locator.group``'s). A markup document (XML,
 HTML: ``agentflow.grounding.markup``) nests by its tags: a line's depth is
 the number of elements open where it begins, whatever its indentation (a
 pom's ``<parent>`` children are deeper than its ``<project>`` children
-even where only the former are indented). A learned locator whose every worked
+even where only the former are indented); a JSON document by its braces and
+brackets (``agentflow.grounding.brackets``: an API response quoted flush
+left). A learned locator whose every worked
 example writes its label at one depth reads its label at that depth where
 the document writes it there (``Locator.depth``).
 """
 
 from __future__ import annotations
 
+from agentflow.grounding.brackets import bracket_paths, is_bracketed
 from agentflow.grounding.groups import group_key
 from agentflow.grounding.lines import indent_of
 from agentflow.grounding.markup import element_paths, is_markup
@@ -34,9 +37,12 @@ __all__ = ["depth_at", "line_depths"]
 def line_depths(lines: list[str]) -> list[int]:
     """The depth of each of ``lines`` (see the module docstring); a blank
     line's is that of the line before it (``0`` at the top), a group line's
-    ``0``; in a markup document, the elements open where it begins."""
+    ``0``; in a markup document, the elements open where it begins; in a
+    JSON document, the objects and arrays open where it begins."""
     if is_markup(lines):
         return [len(path) for path in element_paths(lines)]
+    if is_bracketed(lines):
+        return [len(path) for path in bracket_paths(lines)]
     out = []
     stack: list[int] = []  # indentation of the lines enclosing the current one
     for line in lines:

@@ -11,7 +11,10 @@ Deployment's or a later Service's. Two things say it:
   is a key (``"repository": {``, ``metadata:``, YAML's ``- `` list item as
   ``-``; a line that is no key, JSON's opening ``{``, ends the chain); in a
   markup document, the elements open around it, whatever the indentation
-  (``<parent>``, ``<project>``: ``agentflow.grounding.markup``);
+  (``<parent>``, ``<project>``: ``agentflow.grounding.markup``); in a JSON
+  document, the keys of the objects and arrays open around it, an array's
+  item as ``-`` (``agentflow.grounding.brackets``), whatever the
+  indentation;
 * its **document** of a stream of several ``---`` documents (``agentflow.
   grounding.sibling_blocks``' ``doc`` records), told by the keys it writes
   (``document_keys``): of the keys every example's document of the value
@@ -28,9 +31,11 @@ locator_reading`` reads (and pins) the label only there.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.brackets import bracket_paths, is_bracketed
 from agentflow.grounding.groups import group_key
 from agentflow.grounding.lines import indent_of
 from agentflow.grounding.markup import element_paths, is_markup
@@ -62,9 +67,13 @@ def parent_keys(lines: Sequence[str], row: int) -> tuple[str, ...]:
     indented less than the one after it, blank lines skipped (``agentflow.
     grounding.depths``); an INI-style group line ends the chain (its keys are
     at depth 0). In a markup document: the elements open where it begins
-    (``agentflow.grounding.markup.element_paths``: ``<parent>``, ``<project>``)."""
+    (``agentflow.grounding.markup.element_paths``: ``<parent>``, ``<project>``).
+    In a JSON document: the keys of the containers open where it begins, up
+    to one under no key (``agentflow.grounding.brackets.bracket_paths``)."""
     if is_markup(lines):
         return element_paths(lines)[row]
+    if is_bracketed(lines):
+        return tuple(itertools.takewhile(bool, bracket_paths(lines)[row]))
     out: list[str] = []
     width = indent_of(lines[row])
     for j in range(row - 1, -1, -1):

@@ -173,14 +173,16 @@ def continuation_to_key(lines: list[str], i: int) -> list[str]:
             return out[:n]
     return out
 
-_FIRST_WORD = re.compile(r"\s*(\w+)")
+_FIRST_WORD = re.compile(r"\s*(\w+(?:[.-]\w+)*)")
 _MARKED = re.compile(r"[^\S\n]*(?:[-*+•·‣◦]|[0-9]{1,3}[.)])[^\S\n]")  # a list marker (_LINE's)
 
 
 def word_after(text: str, at: int) -> str:
-    """The word (a run of word characters, after whitespace) that ``text``
-    writes at offset ``at``, letter case folded; ``""`` where none does (the
-    word a learned right context is followed by: ``see`` of ``, see LICENSE``)."""
+    """The word (after whitespace, a whole token: runs of word characters
+    joined by ``-`` or ``.``) that ``text`` writes at offset ``at``, letter case
+    folded; ``""`` where none does (the word a learned right context is
+    followed by: ``see`` of ``, see LICENSE.``; ``bookworm-backports`` is not
+    ``bookworm``, nor ``MIT-0`` ``MIT``)."""
     match = _FIRST_WORD.match(text, at)
     return match.group(1).casefold() if match is not None else ""
 

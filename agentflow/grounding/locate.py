@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentflow.grounding.check import GroundingCheck, Span, sibling_path
 from agentflow.grounding.edges import edge_problem
+from agentflow.grounding.escapes import unescaped
 from agentflow.grounding.folding import TYPOGRAPHIC, fold_text
 from agentflow.grounding.items import item_at, item_spans, own_item_spans
 from agentflow.grounding.lines import line_around, line_at, line_spans
@@ -44,11 +45,26 @@ def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
 def _occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
     """Every (possibly overlapping) occurrence of ``value`` in ``source``: the
     exact ones if there are any, else the whitespace-normalised ones, else
-    those of the Unicode-compatibility forms of both (``_folded_occurrences``)."""
+    those of the Unicode-compatibility forms of both (``_folded_occurrences``),
+    else those in a markup or JSON source's text with its escapes read
+    (``_unescaped_occurrences``)."""
     spans = _plain_occurrences(value, source, case_sensitive)
-    if spans or (value.isascii() and source.isascii()):
-        return spans
-    return _folded_occurrences(value, source, case_sensitive)
+    if not spans and not (value.isascii() and source.isascii()):
+        spans = _folded_occurrences(value, source, case_sensitive)
+    return spans or _unescaped_occurrences(value, source, case_sensitive)
+
+
+def _unescaped_occurrences(value: str, source: str, case_sensitive: bool) -> list[Span]:
+    """Occurrences of ``value`` where a markup or JSON source writes it with
+    its format's escapes (``agentflow.grounding.escapes.unescaped``: ``Salt
+    &amp; Pepper`` for ``Salt & Pepper``, ``Caf\\u00e9`` for ``Café``), in
+    ``source``'s own offsets (an escape's whole span)."""
+    read = unescaped(source)
+    if read is None:
+        return []
+    text, starts, ends = read
+    return [(starts[a], ends[b - 1])
+            for a, b in _plain_occurrences(value, text, case_sensitive) if b > a]
 
 
 @functools.lru_cache(maxsize=4)

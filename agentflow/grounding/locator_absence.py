@@ -50,14 +50,19 @@ hold the value (``summary = ...`` for a description), it does not.
 **The label written empty** (``shown_empty_here``): its label with nothing
 after it (``Locator.writes_empty``), or closed at once by the rule's
 ``right`` on its line (``"Language: \\n"`` of a gettext header, ``name =
-""``) whatever the next line holds. That label line is no *mention* of the
-key (``mentioned_apart``): only the key written on another line is.
+""``) whatever the next line holds; in a JSON document, its key, or that of
+a container the value would be inside, written with ``null``, ``[]`` or
+``{}`` at its place (``"name": null``, ``"assets": []``: ``agentflow.
+grounding.brackets.written_empty``). That label line is no *mention* of the
+key (``mentioned_apart``): only the key written on another line is (in a
+JSON document: written as a key, with something after it).
 """
 
 from __future__ import annotations
 
 import re
 
+from agentflow.grounding.brackets import empty_key, is_bracketed, written_empty
 from agentflow.grounding.depths import line_depths
 from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.items import ITEM_LINE
@@ -208,11 +213,23 @@ def shown_empty_here(rule: Locator, source: str) -> bool:
     written alone has its value on the next line, a form's ``Carrier:`` over
     ``DPD``; a closed one has none). Not where the document writes the label
     only at a depth no example writes it at (``Locator.off_depth``)."""
-    if rule.writes_empty(source):
+    if rule.writes_empty(source) or _json_empty(rule, source):
         return True
     if not rule.right.strip() or rule.continued or rule.off_depth(source):
         return False
     return any(rule.writes_empty(line) for line in rule.region(live_text(source)).splitlines())
+
+
+def _json_empty(rule: Locator, source: str) -> bool:
+    """Whether ``source``, a JSON document, writes ``rule``'s key, or the key
+    of a container its value would be inside, with ``null``, ``[]`` or
+    ``{}`` at its place (``agentflow.grounding.brackets.written_empty``:
+    ``"name": null``, ``"assets": []`` for the first asset's name)."""
+    if not rule.labelled or rule.depth is None or rule.arg is not None or rule.heading:
+        return False
+    lines = rule.region(live_text(source)).splitlines()
+    return is_bracketed(lines) and written_empty(
+        lines, (rule.key.casefold(), *rule.parents), rule.depth)
 
 
 def mentioned_apart(rule: Locator, source: str) -> bool:
@@ -222,11 +239,18 @@ def mentioned_apart(rule: Locator, source: str) -> bool:
     however its line is written around it (a gettext header's ``"Language:
     \\n"``, the key inside a quoted string up to an escape); the key on any
     other line (``msgid "Language: %s\\n"``, in prose, with a separator the
-    rule does not read) may be a value the rule missed."""
+    rule does not read) may be a value the rule missed. In a JSON document
+    (``agentflow.grounding.brackets``) only the key written as a key with
+    something after it (``"name": "x"``, not ``"name": null``) is."""
     if not rule.mentioned(source):
         return False
     lines = source.splitlines()
     key = rule.key.casefold()
+    if is_bracketed(lines):  # a JSON document's keys are its fields: text inside a string
+        # (``{?name,label}`` of a URL template) mentions none, a key written with null none
+        written = re.compile(rf'"{re.escape(rule.key)}"[ \t]*:', re.IGNORECASE)
+        return any(written.search(line) and empty_key(line) is None
+                   and not shown_empty_here(rule, line) for line in lines)
     kept = [line for line in lines
             if key not in line.casefold() or not shown_empty_here(rule, line)]
     return len(kept) == len(lines) or rule.mentioned("\n".join(kept))

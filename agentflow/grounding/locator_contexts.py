@@ -16,16 +16,16 @@ from agentflow.grounding.list_markers import marker_kind
 from agentflow.grounding.locator_places import (
     Seen,
     block_of,
-    common_end,
     common_start,
     example_value,
     is_gap,
+    keys_apart,
     lead,
     next_word,
     one_line,
     over_key,
     seen_at,
-    tail,
+    shared_label,
 )
 from agentflow.grounding.locator_rule import Locator
 from agentflow.output.examples import CheckedExample
@@ -101,7 +101,9 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
         continued = True  # no example stops before its line's continuation lines: a
         # field's value is the whole of its lines (as RFC 822, deb822, INI and YAML read
         # them), a labelled list's items too (``Tags: x, y,`` wrapped onto ``  z``)
-    left = befores[0] if anchored else tail(common_end([s.before for s in seen]))
+    left = befores[0] if anchored else shared_label([s.before for s in seen], MAX_CONTEXT)
+    if not anchored and keys_apart([s.before for s in seen], left):
+        return None  # ``: `` of ``# License: `` and ``// Licence: ``: no label
     marker = None if anchored else marker_kind(befores)
     if marker is not None:  # numbered items (``1. `` ``2. ``): read as a bullet's
         return Locator(name, marker, True, right, split, many, continued, marker=True,

@@ -25,7 +25,8 @@ from agentflow.grounding.tokens import cuts_token
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["Seen", "block_of", "closest", "common_end", "common_start", "example_value", "is_gap",
-           "lead", "next_word", "one_line", "over_key", "places_at", "right_end", "seen_at", "tail"]
+           "keys_apart", "lead", "next_word", "one_line", "over_key", "places_at", "right_end",
+           "seen_at", "shared_label", "tail"]
 
 
 def example_value(example: CheckedExample, name: str) -> Any:
@@ -234,12 +235,55 @@ def lead(text: str) -> str:
 
 
 def tail(text: str) -> str:
-    """The run of non-word characters ``text`` ends with (an unanchored left
-    context keeps only it: `` (`` of ``barbaz (``)."""
+    """The run of non-word characters ``text`` ends with (`` (`` of ``barbaz (``)."""
     n = len(text)
     while n > 0 and not _WORD.match(text[n - 1]):
         n -= 1
     return text[n:]
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def shared_label(befores: Sequence[str], longest: int = 40) -> str:
+    """The unanchored left context of values written after ``befores`` (each
+    the text before one on its line, their starts differing): the text they
+    all end with (``common_end``), from its first word, where the lines differ
+    only in punctuation and blanks before it (comment markers, indentation)
+    and it ends with punctuation: ``SPDX-License-Identifier: `` of
+    ``# SPDX-License-Identifier: `` and ``// SPDX-License-Identifier: `` (a
+    label is its words, not the ``: `` every ``key: value`` line writes).
+    Else the run of non-word characters it ends with: `` (`` of ``barbaz (``
+    and ``quux (`` (the context between a value and a neighbour whose words
+    differ); ``:`` of ``ORGANIZER;CN=Jane Doe:mailto:`` (the line's key is no
+    part of the common text); blanks alone (no context) after words that are
+    prose (``in `` of ``discovered in ``), or after a label longer than
+    ``longest`` characters.
+
+    Raises:
+        IndexError: when ``befores`` is empty.
+    """
+    common = common_end(befores)
+    ends = tail(common)
+    word = _WORD.search(common)
+    if word is None or not ends.strip() or not _LETTER.search(common) or (
+            len(common) - word.start() > longest) or any(
+            _WORD.search(b[: len(b) - len(common)]) for b in befores):
+        return ends
+    return common[word.start():]
+
+
+_KEY_END = re.compile(r"\w[ \t]*[:=][ \t]*\Z")
+"""A text that ends with a key's separator right after a word (``Licence: ``,
+``name=``)."""
+
+
+def keys_apart(befores: Sequence[str], left: str) -> bool:
+    """Whether ``left`` (a ``shared_label`` without a word) is only the
+    separator of keys ``befores`` write otherwise (``: `` of ``# License: `` and
+    ``// Licence: ``): a key's separator without its key is no label (it
+    reads the value of any ``key: value`` line)."""
+    return not any(c.isalnum() for c in left) and all(_KEY_END.search(b) for b in befores)
 
 
 def next_word(afters: Sequence[str], right: str) -> str:

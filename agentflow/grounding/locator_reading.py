@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from agentflow.grounding.depths import line_depths
+from agentflow.grounding.escapes import read_escaped, unwrap_cdata
 from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
@@ -32,6 +33,7 @@ from agentflow.grounding.lines import (
 from agentflow.grounding.list_heading import sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
+from agentflow.grounding.markup import uncommented
 from agentflow.grounding.quotes import past_quote, read_items
 from agentflow.grounding.void_blocks import live_text
 
@@ -105,8 +107,10 @@ class LocatorReading:
         in_group``: the others blanked; a document without group lines whole);
         under a ``fence``, only the lines inside the document's blocks of that
         fence (``agentflow.grounding.fences.in_fence``: a document without
-        one all blank)."""
-        source = self._grouped(source)
+        one all blank); a markup document's comments blanked (``agentflow.
+        grounding.markup.uncommented``: a commented-out ``<item>`` is no
+        element of the document)."""
+        source = self._grouped(uncommented(source))
         span = self._document_span(source)
         return in_document(source, span[0]) if span is not None and span[1] else source
 
@@ -160,11 +164,15 @@ class LocatorReading:
         """The values this locator finds in ``source``, in document order
         (list items each; each value stripped, never empty). A continued
         list: the items of its first block only (the value the examples
-        show: one field's lines), ``blocks`` has them all. An ``items``
+        show: one field's lines), ``blocks`` has them all; a value a
+        CDATA section wraps, out of it, and a markup or JSON document's
+        escapes read (``agentflow.grounding.escapes``: ``Salt &amp; Pepper``
+        is ``Salt & Pepper``). An ``items``
         rule: the own text of each of the document's list items. Under a
         ``heading``: only the lists under it; under a ``group``: only inside
         its groups. Read from the live text (``agentflow.grounding.
         void_blocks``); ``live=False``: the whole text."""
+        document = source
         source = self.region(live_text(source) if live else source)
         if self.heading:
             source = "\n\n".join(sections(source, self.heading))
@@ -180,8 +188,12 @@ class LocatorReading:
         found: list[str] = []
         lines = source.splitlines()
         for i, line in self._read(lines):
-            for raw in self._in_line(line, lines=lines, row=i):
-                found += read_items(raw, self.split, unquote=self._unquotes)
+            for raw in self._in_line(line, lines=lines, row=i):  # (out of a CDATA wrapper)
+                if (inner := unwrap_cdata(raw)) != raw:
+                    found += read_items(inner, self.split, unquote=self._unquotes)
+                    continue
+                found += [read_escaped(v, document) for v in read_items(
+                    raw, self.split, unquote=self._unquotes)]
         return found
 
     @property
@@ -281,7 +293,8 @@ class LocatorReading:
             else:
                 return []  # (a key's letter case varies: Author-email, Author-Email)
         else:
-            starts = [m.end() for m in re.finditer(re.escape(self.left), line)]
+            bound = r"(?<!\w)" if self.left[:1].isalnum() else ""  # a label's whole first word
+            starts = [m.end() for m in re.finditer(bound + re.escape(self.left), line)]
         right = right_for(self.left.lstrip(), self.right, opener)  # the opener's own closer
         out = []
         for start in starts:

@@ -18,6 +18,7 @@ from agentflow.grounding.lines import line_arguments
 from agentflow.grounding.locator_pins import LocatorPins
 from agentflow.grounding.locator_signs import LocatorSigns
 from agentflow.grounding.locator_words import LocatorWords
+from agentflow.grounding.row_cells import row_differs
 from agentflow.grounding.value_clauses import block_marker
 from agentflow.grounding.value_kinds import figure
 from agentflow.grounding.void_blocks import live_text
@@ -234,6 +235,14 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             examples cannot tell which key is meant, so on a document that
             writes such a key, never with the value the rule reads, the rule
             neither narrows the grammar nor pins a value (``twins_agree``).
+        row: the text every example writes before and after the value on
+            its line, where the rule's context holds a value another field
+            takes in every example (``agentflow.grounding.row_cells``: a
+            table's row the examples all pick, ``12,`` before ``Bookworm``),
+            or ``()``: the examples cannot tell which of those cells is the
+            record's key, so on a document whose line does not write them
+            all around the value the rule finds, the rule neither narrows the
+            grammar nor pins a value (``twins_agree``).
         beside: for a rule whose place names no word (``# `` of a title),
             the text every example writes just before its value at another
             place as well (``agentflow.grounding.chance_places``: `` install
@@ -297,6 +306,7 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
     parents: tuple[str, ...] = ()
     document: tuple[str, ...] = ()
     echoes: tuple[str, ...] = ()
+    row: tuple[str, ...] = ()
     beside: str | None = None
 
     def fits(self, value: str) -> bool:
@@ -328,24 +338,30 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
 
     def twins_agree(self, source: str) -> bool:
         """Whether none of ``twins`` finds other values in ``source`` than this
-        rule finds (whitespace folded): a twin that finds nothing says nothing
-        (the document writes only one of the places); true without twins.
+        rule finds (whitespace folded; a value written again, the same
+        uploader of each of a release's assets, is no other value): a twin
+        that finds nothing says nothing (the document writes only one of the
+        places); true without twins.
         Likewise false where the document writes a key of ``echoes``, never
         with the value this rule finds first (``agentflow.grounding.
-        echo_keys.echo_differs``), and where it does not write the value
-        this rule finds first after ``beside`` elsewhere (``agentflow.
-        grounding.chance_places.written_beside``)."""
-        if not self.twins and not self.echoes and self.beside is None:
+        echo_keys.echo_differs``), where the document's line does not write
+        the ``row`` around the value this rule finds first (``agentflow.
+        grounding.row_cells.row_differs``), and where it does not write that
+        value after ``beside`` elsewhere (``agentflow.grounding.
+        chance_places.written_beside``)."""
+        if not self.twins and not self.echoes and not self.row and self.beside is None:
             return True
         found = self.values(source)
         if found and echo_differs(self.echoes, found[0], live_text(source)):
             return False
+        if found and row_differs(self.row, found[0], live_text(source)):
+            return False
         if found and self.beside is not None and not written_beside(
                 found[0], self.beside, live_text(source), self.left, self.anchored):
             return False
-        return all(not other or (len(other) == len(found) and all(
-            same_text(a, b) for a, b in zip(other, found, strict=True)))
-            for other in (twin.values(source) for twin in self.twins))
+        own = {" ".join(v.split()) for v in found}
+        return all(not other or {" ".join(v.split()) for v in other} == own
+                   for other in (twin.values(source) for twin in self.twins))
 
     def holds(self, value: Any, source: str, *, clean: bool = False,
               max_items: int | None = None, found: list[str] | None = None) -> bool:

@@ -11,7 +11,8 @@ show the kind's blocks are records, not fixed keys of the format: the
 first record's name differs from example to example (``web:`` and ``db:``
 under ``services:``, but never a ``metadata:`` every example writes), or
 an example writes two of them (``head``, ``group``: of different names;
-YAML blocks: two that share a key). On a document of several records of
+YAML blocks: two that share a key; ``doc``, ``element``, ``array``: two
+at all: an RSS feed's ``<item>``s, a release's ``assets``). On a document of several records of
 that kind where the rule finds the value only past the first
 (``later_sibling_only``: the first service only ``build:``s, the second
 sets ``image:``), the value is another record's: the grammar offers null
@@ -48,7 +49,7 @@ def _shown(rule: Locator, text: str, kind: str) -> tuple[int, str, int, bool] | 
     if not spans:
         return None
     start, end, name = spans[0]
-    if rule.values("".join(lines[:start])) or not rule.values("".join(lines[:end])):
+    if _own_values(rule, "".join(lines[:start])) or not _own_values(rule, "".join(lines[:end])):
         return None
     return start, name, len(spans), share_keys(lines, spans)
 
@@ -68,7 +69,7 @@ def learn_record(rule: Locator, examples: Sequence[CheckedExample]) -> str:
         seen = [s for s in shown if s is not None]
         if kind.startswith("under "):  # a name, not a key every example writes
             records = len({s[1] for s in seen}) > 1 or any(s[2] > 1 and s[3] for s in seen)
-        elif kind == "doc":
+        elif kind == "doc" or kind.startswith(("element ", "array ")):
             records = any(s[2] > 1 for s in seen)
         else:  # two records of differing names in one example
             records = any(len({name for *_, name in record_spans(
@@ -89,7 +90,16 @@ def _first_values(rule: Locator, source: str) -> list[str] | None:
         return None
     # live_text keeps every offset, so the first record ends where its live lines do
     # (``source``'s own lines differ where a blanked comment held a \r or a \x0c)
-    return rule.values(source[:sum(map(len, lines[:spans[0][1]]))])
+    return _own_values(rule, source[:sum(map(len, lines[:spans[0][1]]))])
+
+
+def _own_values(rule: Locator, text: str) -> list[str]:
+    """What ``rule`` finds in ``text`` (a part of a document up to a record's
+    start or end) at the depth and under the parents it learned: nothing
+    where ``text`` writes its label only elsewhere (``Locator.off_depth``:
+    the channel's ``<title>`` before the first ``<item>``, for an item's
+    title)."""
+    return [] if rule.off_depth(text) else rule.values(text)
 
 
 def later_sibling_only(rule: Locator, source: str) -> bool:

@@ -20,6 +20,7 @@ class LocatorWords(LocatorReading):
     field: str
     echoes: tuple[str, ...]
     record: str
+    row: tuple[str, ...]
 
     def describe(self) -> str:
         """The rule in words (for reports, the ``learned:`` lines):
@@ -51,6 +52,10 @@ class LocatorWords(LocatorReading):
                 f"{k + ':'!r}" for k in self.echoes) + ": where that differs, unpinned)"
         if self.record:
             under += f", in {record_words(self.record)}"
+        if self.row:
+            sides = " and ".join(f"{text!r} {side}" for text, side in zip(
+                self.row, ("before it", "after it"), strict=True) if text)
+            under += f" (every example's line writes {sides}: where a line does not, unpinned)"
         if self.items:
             return f"{self.field}: every list item (its own lines){under}, in order"
         if self.arg is not None:

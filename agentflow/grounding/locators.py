@@ -105,9 +105,17 @@ rule does not hold, likewise (``Locator.echoes``: ``app: shop`` beside
 ``name: shop``). Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
-label), ``right`` the run of punctuation and spaces the texts after them
-all begin with (``right_word``: the word all of them write next, if any;
-leave-one-out, the one all the examples show).
+label), whole from its first word where the lines differ only in punctuation
+before it (``SPDX-License-Identifier: `` of ``# SPDX-...`` and ``// SPDX-...``;
+``locator_places.shared_label``), else its punctuation (`` (`` of ``barbaz (``
+and ``quux (``; never a key's separator alone: ``: `` of ``License: `` and
+``Licence: `` is no rule), ``right`` the run of punctuation and spaces the texts after them
+all begin with (``right_word``: the whole token all of them write next, if
+any, ``bookworm`` never read as ``bookworm-backports``; leave-one-out, the
+one all the examples show). Where a rule's context holds a value another
+field takes in every example (a table row they all pick: ``12,`` before
+``Bookworm``), it keeps the cells they share around the value
+(``Locator.row``, ``agentflow.grounding.row_cells``).
 A rule is **kept** only if it holds on every example: its values there are
 exactly the example's (a single field: its first value; a null field: no
 value at all; a list: its items, in order), and, leave-one-out, if a rule
@@ -179,6 +187,7 @@ from agentflow.grounding.marked_types import (
     sequence_item,
     unwrap_annotated,
 )
+from agentflow.grounding.row_cells import shared_row
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
@@ -254,6 +263,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     across = any(rule.reads_across(e.text) for rule in kept.values() for e in examples
                  if example_value(e, rule.field))  # the format's continuation lines carry values
     kept = {n: _finished(r, examples, (layout, skeleton), lines, across) for n, r in kept.items()}
+    names = [n for n, _ in locator_fields(output_type)]
+    kept = {n: r if r.many or r.arg is not None or r.items else dataclasses.replace(
+        r, row=shared_row(n, f"{r.left} {r.right_word}", names, examples)) for n, r in kept.items()}
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept

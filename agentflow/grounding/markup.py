@@ -25,15 +25,25 @@ opened inside it that is still open (markup that does not close them), and
 one of no open element's name is ignored. In an HTML document (its root
 ``<html>`` or an HTML doctype) the void elements (``<br>``, ``<meta>``,
 ``<img>``...) open nothing.
+
+A markup document writes its records as elements (``element_spans``): an
+RSS feed's ``<item>``s, an Atom feed's ``<entry>``s, a pom's
+``<dependency>``s, each from its start tag to its end tag, whatever the
+blank lines or indentation around them (``agentflow.grounding.
+sibling_blocks``' ``element`` record kind). Its comments
+(``<!-- <item> ... </item> -->``) are no part of the document's content, as
+an XML parser drops them: a rule never reads an element written inside one
+(``uncommented``, ``agentflow.grounding.locator_reading``).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Sequence
 
-__all__ = ["element_paths", "is_markup"]
+__all__ = ["element_paths", "element_spans", "is_markup", "uncommented"]
 
 _START = re.compile(r"[ \t\ufeff]*<[?!A-Za-z_]")
 """The first line of a markup document: a tag, declaration, comment, doctype."""
@@ -44,6 +54,7 @@ _TOKEN = re.compile(
 """One markup token: a comment, CDATA, processing instruction, declaration, or
 an element's start or end tag (``name``; ``close`` for an end tag; ``rest``
 ending in ``/`` for an empty element)."""
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _CLOSES = re.compile(r"</[A-Za-z_]|/>")
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                    "param", "source", "track", "wbr"})
@@ -92,6 +103,59 @@ def _paths(lines: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
             path = stack[:len(stack) - 1 - stack[::-1].index(head.group("name"))]
         out.append(tuple(f"<{name}>" for name in reversed(path)))
     return tuple(out)
+
+
+def element_spans(lines: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Each element of a markup document's ``lines`` (``is_markup``) written
+    over lines of its own: its path (``rss/channel/item``: its own name after
+    those of the elements it is inside, outermost first), the line its start
+    tag is on and the line after the one its end tag is on; in the order of
+    their start tags. An element never closed is none, and so is every
+    element of a path where one is closed on a line another of that path
+    begins on (``</item><item>``: lines cannot tell them apart)."""
+    return list(_spans(tuple(line.rstrip("\r\n") for line in lines)))
+
+
+@functools.lru_cache(maxsize=16)
+def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
+    """``element_spans``, kept: a rule asks it for each record kind it tries."""
+    text = "\n".join(lines)
+    html = bool(_HTML.search(text[:2000]))
+    stack: list[tuple[str, int]] = []  # open elements: name, start line
+    out: list[tuple[str, int, int]] = []
+    for token in _TOKEN.finditer(text):
+        name = token.group("name")
+        if name is None:
+            continue
+        row = text.count("\n", 0, token.start())
+        if token.group("close"):
+            names = [n for n, _ in stack]
+            if name in names:
+                at = len(names) - 1 - names[::-1].index(name)
+                path = "/".join([*names[:at], name])
+                out.append((path, stack[at][1], text.count("\n", 0, token.end()) + 1))
+                del stack[at:]
+            continue
+        if token.group("rest").rstrip().endswith("/") or (html and name.casefold() in _VOID):
+            continue
+        stack.append((name, row))
+    out.sort(key=lambda span: span[1])
+    by_path: dict[str, list[tuple[int, int]]] = {}
+    for path, start, end in out:
+        by_path.setdefault(path, []).append((start, end))
+    apart = {path for path, spans in by_path.items()
+             if all(a[1] <= b[0] for a, b in itertools.pairwise(spans))}
+    return tuple(span for span in out if span[0] in apart)
+
+
+def uncommented(text: str) -> str:
+    """``text`` with each comment blanked (``<!-- ... -->``, one never closed
+    to the end; every character but a line break a space: offsets and lines
+    unchanged) where it is a markup document (``is_markup``); else
+    ``text``."""
+    if "<!--" not in text or not is_markup(text.splitlines()):
+        return text
+    return _COMMENT.sub(lambda m: re.sub(r"[^\r\n]", " ", m.group()), text)
 
 
 def _apply(token: re.Match[str], stack: list[str], html: bool) -> None:

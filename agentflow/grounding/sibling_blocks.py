@@ -19,7 +19,16 @@ one of:
   grounding.groups``: ``[remote "origin"]`` and ``[remote "fork"]``,
   TOML's ``[[bin]]`` array tables) each open one;
 * ``doc``: the documents of a stream between ``---`` lines (Kubernetes
-  manifests), each one that holds a line that is no comment.
+  manifests), each one that holds a line that is no comment;
+* ``element PATH``: in a markup document (``agentflow.grounding.markup``),
+  the elements of one path (``rss/channel/item``: an RSS feed's items, a
+  pom's ``project/dependencies/dependency``), each from its start tag to
+  its end tag (``markup.element_spans``), whatever the blank lines or
+  indentation between them;
+* ``array PATH``: in a JSON document (``agentflow.grounding.brackets``),
+  the items of the arrays of one path (``assets``: a release's assets),
+  each from its opening brace to its closing one
+  (``brackets.item_spans``), whatever the indentation.
 
 ``agentflow.grounding.locator_siblings`` learns which kind a rule's examples
 show its value in.
@@ -30,9 +39,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.brackets import is_bracketed, item_spans
 from agentflow.grounding.depths import line_depths
 from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.lines import KEY_LINE
+from agentflow.grounding.markup import element_spans, is_markup
 
 __all__ = ["record_kinds", "record_spans", "record_words", "share_keys"]
 
@@ -60,6 +71,14 @@ def record_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
                   if (key := group_key(line.rstrip("\r\n"))) and (group_kind(key) or key) == arg]
     elif what == "doc":
         return _documents(lines)
+    elif what == "element":
+        bare = [line.rstrip("\r\n") for line in lines]
+        return [(a, b, "") for path, a, b in element_spans(bare) if path == arg] if (
+            is_markup(bare)) else []
+    elif what == "array":
+        bare = [line.rstrip("\r\n") for line in lines]
+        return [(a, b, "") for path, a, b in item_spans(bare) if path == arg] if (
+            is_bracketed(bare)) else []
     else:
         return []
     if not starts:
@@ -132,6 +151,11 @@ def record_kinds(lines: Sequence[str]) -> list[str]:
             out.append(f"group {group_kind(key) or key}")
     if any(line.strip() == _SEPARATOR for line in lines):
         out.append("doc")
+    rows = [line.rstrip("\r\n") for line in lines]
+    if is_markup(rows):
+        out += [f"element {path}" for path, _, _ in element_spans(rows)]
+    elif is_bracketed(rows):
+        out += [f"array {path}" for path, _, _ in item_spans(rows)]
     return list(dict.fromkeys(out))
 
 
@@ -152,4 +176,8 @@ def record_words(kind: str) -> str:
         return f"the first block opened by {arg!r}"
     if what == "group":
         return f"the first group {arg!r}"
+    if what == "element":
+        return f"the first element {arg!r}"
+    if what == "array":
+        return f"the first item of {arg!r}" if arg else "the first item of the outer array"
     return "the first '---' document"

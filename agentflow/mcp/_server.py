@@ -22,10 +22,16 @@ import anyio
 import anyio.abc
 from mcp import ClientSession
 
-from agentflow.errors import ToolNameError
+from agentflow.errors import ToolNameError, UsageError
 from agentflow.mcp._server_calls import InFlight
 from agentflow.mcp._server_session import ServerSession
-from agentflow.mcp._transports import HTTPTarget, StdioTarget, Target, stdio_target
+from agentflow.mcp._transports import (
+    MAX_RESULT_BYTES,
+    HTTPTarget,
+    StdioTarget,
+    Target,
+    stdio_target,
+)
 from agentflow.tools import TOOL_NAME_PATTERN, Tool
 
 __all__ = ["MCPServer"]
@@ -61,8 +67,10 @@ class MCPServer(ServerSession):
         connect_timeout: seconds each start-up request (``initialize``,
             ``tools/list``) may take. Default 30.
         on_invalid_schema: a tool whose input schema cannot be sent to a
-            model (``MCPToolSchemaError``): ``"raise"`` (default) or
-            ``"skip"`` it (logged, and kept in ``skipped``).
+            model (``MCPToolSchemaError``) at start: ``"raise"`` (default) or
+            ``"skip"`` it (logged, and kept in ``skipped``). One the running
+            server adds later is skipped so, as is one it names as the output
+            tool or as another of its tools.
         max_retries: each tool's ``Tool.max_retries`` (``None``: the agent's
             ``tool_retries``).
         reconnect: whether a call after a lost connection reconnects first
@@ -124,6 +132,8 @@ class MCPServer(ServerSession):
         self._lost: str | None = None
         self._session: ClientSession | None = None
         self._entered = 0
+        self._owner: int | None = None
+        """The id of the task whose ``async with`` started the server (it owns its task group)."""
         self._tools: list[Tool] = []
         self._revision = 0
         self._stale = False
@@ -151,11 +161,20 @@ class MCPServer(ServerSession):
 
     @classmethod
     def http(cls, url: str, *, headers: Mapping[str, str] | None = None,
-             **options: Any) -> MCPServer:
+             max_result_bytes: int | None = MAX_RESULT_BYTES, **options: Any) -> MCPServer:
         """A server at ``url`` over streamable HTTP (the MCP endpoint, e.g.
         ``http://127.0.0.1:8000/mcp``); ``headers`` go with every request.
-        ``options``: as the constructor."""
-        return cls(HTTPTarget(url, headers), **options)
+        ``max_result_bytes``: the largest result (one SSE event) the server
+        may send, default 32 MiB (``None``: no limit); a larger one fails its
+        call with a ``ToolError`` naming the limit. ``options``: as the
+        constructor.
+
+        Raises:
+            ValueError: ``max_result_bytes`` is not positive.
+        """
+        if max_result_bytes is not None and max_result_bytes <= 0:
+            raise ValueError(f"max_result_bytes must be positive or None, got {max_result_bytes!r}")
+        return cls(HTTPTarget(url, headers, max_result_bytes=max_result_bytes), **options)
 
     @classmethod
     def sse(cls, url: str, *, headers: Mapping[str, str] | None = None,
@@ -172,8 +191,31 @@ class MCPServer(ServerSession):
                 f"{state})")
 
     async def __aenter__(self) -> MCPServer:
+        """Start the server, or share it when this task's ``async with``
+        already did (nested ones).
+
+        Raises:
+            UsageError: another task's ``async with`` started it (or is
+                starting it): its task group is that task's, and the exit
+                that closed it from here failed with anyio's ``RuntimeError``
+                ("a cancel scope that isn't the current task's") after a
+                second process or session had been started.
+            as ``start``.
+        """
+        me = anyio.get_current_task().id
+        if self._owner is not None and self._owner != me:
+            raise UsageError(
+                f"MCP server {self.name!r} is running (or starting) in another task's "
+                "`async with`: enter it once where the app starts (a web app's lifespan, the "
+                "script's main) and let every task and agent use it; nested `async with` "
+                "blocks in that task share it")
         if self._entered == 0:
-            await self.start()
+            self._owner = me
+            try:
+                await self.start()
+            except BaseException:
+                self._owner = None
+                raise
         self._entered += 1
         return self
 

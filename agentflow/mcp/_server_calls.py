@@ -1,16 +1,21 @@
 """The calls half of ``MCPServer`` (the base of ``_server_tools.ServerTools``,
 itself the base of ``MCPServer``): ``call_tool`` over the open session, with
 its timeout, and the SDK's ``MCPError`` as agentflow's error for it
-(``MCPTimeoutError``, ``MCPConnectionError``, ``ToolError``); a call on a
-lost connection reconnects first (``MCPServer._reconnect``), and a request
-the server refused for an expired session is sent again on a new one
-(``_request``). The class
-holds no state of its own, only the methods, over the attributes
-``MCPServer`` sets."""
+(``MCPTimeoutError``, ``MCPConnectionError``, ``MCPStatusError`` for an HTTP
+error status, ``ToolError``); a call on a lost connection reconnects first
+(``MCPServer._reconnect``), a request the server refused for an expired
+session is sent again on a new one (``_request``), and over HTTP a request
+whose own connection was cut while the session answers a ping fails alone
+(``_only_cut``). The arguments are made JSON first (``sendable``): the
+SDK writes every request of the session in one task, and a value it cannot
+write ended that task, and with it the session and every other call waiting
+on it. The class holds no state of its own, only the methods, over the
+attributes ``MCPServer`` sets."""
 
 from __future__ import annotations
 
 import math
+import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,14 +25,22 @@ import anyio
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError as SDKError
 from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
+from pydantic_core import to_jsonable_python
 
+from agentflow._clean_text import clean_data
 from agentflow._secrets import mask_secrets
-from agentflow.errors import MCPConnectionError, MCPTimeoutError, ToolError
+from agentflow.errors import (
+    InvalidInputError,
+    MCPConnectionError,
+    MCPStatusError,
+    MCPTimeoutError,
+    ToolError,
+)
 from agentflow.mcp._results import MCPToolResult, read_result
-from agentflow.mcp._transports import Target
+from agentflow.mcp._transports import HTTP_STATUS, Target
 from agentflow.tools import Tool
 
-__all__ = ["InFlight", "ServerCalls"]
+__all__ = ["InFlight", "ServerCalls", "sendable"]
 
 
 class _Default:
@@ -38,6 +51,85 @@ class _Default:
 _DEFAULT = _Default()
 _T = TypeVar("_T")
 _EXPIRED = "the server no longer knows the session (it restarted or ended it)"
+_OVER_LIMIT = re.compile(r"exceeded the (\d+) byte limit")
+"""The SDK's reason for a streamable HTTP response whose SSE event was over its
+``max_sse_event_size`` (httpx2's ``SSEError``: "Server-sent event exceeded the
+N byte limit.")."""
+_GENERIC_CLOSE = frozenset({"", "Connection closed"})
+"""The SDK's reasons for a closed connection that say no more than that."""
+_PING_LIMIT = 5.0
+"""Seconds a ping may take to show that the session outlived a cut request (``_only_cut``)."""
+
+
+_STATUS_MEANS = {401: "its credentials were refused: a missing or expired token",
+                 403: "its credentials may not do this", 429: "rate limited",
+                 500: "the server, or a gateway before it, failed"}
+"""What an HTTP status a server answered says, for ``MCPStatusError``'s message
+(a 5xx by its hundred)."""
+
+
+def _http_status(exc: SDKError) -> dict[str, Any] | None:
+    """The HTTP status ``_transports``' status transport put in the error's data."""
+    data = exc.error.data
+    status = data.get(HTTP_STATUS) if isinstance(data, dict) else None
+    return status if isinstance(status, dict) and isinstance(status.get("status"), int) else None
+
+
+def _seconds(value: Any) -> float | None:
+    """A ``Retry-After`` of seconds, or ``None`` (an HTTP date, or none)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _said(exc: SDKError) -> str:
+    """`` (the SDK: <its reason>)`` for a closed connection whose reason says
+    more than that (an SSE stream that ended without a response), else ``""``."""
+    reason = exc.error.message.strip()
+    return "" if reason in _GENERIC_CLOSE else f" (the SDK: {mask_secrets(reason)})"
+
+
+def sendable(server: str, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``arguments`` as the JSON a ``tools/call`` carries: read as the SDK's
+    serializer reads them (pydantic's JSON mode: a set as a list, a date as
+    ISO text), every lone UTF-16 surrogate (half an emoji, from a client's
+    ``"\\ud83d"``) replaced by U+FFFD (``clean_data``). The SDK wrote such a
+    string only in the session's one writer task, whose ``UnicodeEncodeError``
+    ended the session: every call waiting on it, other users' too, failed with
+    ``MCPConnectionError``.
+
+    Raises:
+        InvalidInputError: a value JSON cannot carry (an object of no JSON
+            kind, bytes that are not UTF-8), naming its place; nothing is sent.
+    """
+    data = dict(arguments or {})
+    try:
+        plain = to_jsonable_python(data)
+    except ValueError as exc:  # PydanticSerializationError, UnicodeDecodeError
+        raise InvalidInputError(
+            f"MCP server {server!r}: tool {tool!r}: {_unsendable(data) or 'arguments'} cannot "
+            f"be sent as JSON ({mask_secrets(str(exc))}); nothing was sent") from None
+    return dict(clean_data(plain))
+
+
+def _unsendable(value: Any, path: str = "") -> str | None:
+    """The place (``arguments.a[2]``) of the first value in ``value`` that
+    ``to_jsonable_python`` refuses, or ``None``."""
+    items: Any = (value.items() if isinstance(value, Mapping)
+                  else enumerate(value) if isinstance(value, list | tuple) else None)
+    if items is None:
+        try:
+            to_jsonable_python(value)
+        except ValueError:
+            return f"arguments{path}" if path else "arguments"
+        return None
+    for key, item in items:
+        place = f"{path}.{key}" if isinstance(value, Mapping) else f"{path}[{key}]"
+        if (found := _unsendable(item, place)) is not None:
+            return found
+    return None
 
 
 class InFlight:
@@ -100,20 +192,25 @@ class ServerCalls:
             MCPTimeoutError: no result within the timeout (the SDK sends the
                 server a cancellation).
             MCPConnectionError: the connection was lost (the server exited,
-                the endpoint went away): the next call reconnects first.
+                the endpoint went away): the next call reconnects first; or,
+                over HTTP, only this call's connection was cut (the session
+                answered a ping and is kept): it may or may not have run.
             MCPReconnectError: the connection had been lost and could not be
                 opened again (the process did not start, the URL did not answer).
             ToolError: the server answered with a JSON-RPC error (an unknown
                 tool, invalid arguments), or a result that does not fit the
                 tool's output schema.
+            InvalidInputError: ``arguments`` hold a value JSON cannot carry
+                (``sendable``); nothing was sent.
             MCPNotRunningError: the server is not running.
         """
         limit = self.timeout if isinstance(timeout, _Default) else timeout
+        sent = sendable(self.name, name, arguments)
 
         async def call(session: ClientSession) -> Any:
             try:  # (None to the SDK is its session's timeout, the connect_timeout: inf is none)
                 return await session.call_tool(
-                    name, dict(arguments or {}),
+                    name, sent,
                     read_timeout_seconds=math.inf if limit is None else limit)
             except RuntimeError as exc:  # the SDK's check of structuredContent against outputSchema
                 raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
@@ -151,7 +248,8 @@ class ServerCalls:
         except SDKError as exc:
             refused = exc.error.code == INVALID_REQUEST and session in self._expired
             if not (refused and self.reconnect):
-                raise self._error(exc, what, limit, session) from exc
+                cut = await self._only_cut(exc, session)
+                raise self._error(exc, what, limit, session, cut=cut) from exc
             if session is self._session:  # (else another call has opened a new one)
                 self._lost = self._lost or _EXPIRED
         session = await self._session_for_call()
@@ -159,7 +257,28 @@ class ServerCalls:
             with self._in_flight.on(session):
                 return await request(session)
         except SDKError as exc:
-            raise self._error(exc, what, limit, session) from exc
+            cut = await self._only_cut(exc, session)
+            raise self._error(exc, what, limit, session, cut=cut) from exc
+
+    async def _only_cut(self, exc: SDKError, session: ClientSession) -> bool:
+        """Whether a request's closed connection (``CONNECTION_CLOSED``) over
+        HTTP lost that request only: its response stream was cut (a proxy's
+        idle timeout, a network blip) while the server and the session live
+        on, as a ``ping`` on the session answered within ``_PING_LIMIT``
+        seconds says. Then the session is kept: a reconnection would have
+        closed it under the other calls still waiting on it, other users'
+        too. Over stdio a closed connection is the process gone."""
+        if (exc.error.code != CONNECTION_CLOSED or self.target.kind == "stdio"
+                or _OVER_LIMIT.search(exc.error.message)
+                or session is not self._session or self._lost is not None):
+            return False
+        with anyio.move_on_after(min(_PING_LIMIT, self.connect_timeout)):
+            try:
+                await session.send_ping()
+            except SDKError:
+                return False
+            return True
+        return False
 
     async def _session_for_call(self) -> ClientSession:
         """The open session, reconnected first if its connection was lost.
@@ -189,9 +308,11 @@ class ServerCalls:
         return self._session
 
     def _error(self, exc: SDKError, what: str, limit: float | None = None,
-               session: ClientSession | None = None, *, opening: bool = False) -> Exception:
+               session: ClientSession | None = None, *, opening: bool = False,
+               cut: bool = False) -> Exception:
         """An SDK ``MCPError`` as agentflow's error for it (``session``: the
-        one that met it, marked lost if it is still the open one).
+        one that met it, marked lost if it is still the open one, unless
+        only the request's connection was ``cut``: ``_only_cut``).
 
         A lost connection's message says what follows: during a call or a
         later ``tools/list`` (a refresh), the next call reconnects first
@@ -203,6 +324,18 @@ class ServerCalls:
         target = self.target.describe()
         code = exc.error.code
         current = session is None or session is self._session
+        if code == CONNECTION_CLOSED and (over := _OVER_LIMIT.search(exc.error.message)):
+            return ToolError(
+                f"MCP server {self.name!r}: {what} answered with a message over the "
+                f"{int(over[1]):,} bytes its transport reads in one event, so the result is "
+                "lost though the tool ran (raise the limit: MCPServer.http(..., "
+                "max_result_bytes=...))")
+        if cut:
+            return MCPConnectionError(
+                f"MCP server {self.name!r} ({target}): the connection carrying {what} was cut "
+                "before its result came, so it may or may not have run; the server and the "
+                f"session are still up (they answered a ping), and the other calls go on"
+                f"{_said(exc)}", server=self.name, target=target)
         if code == REQUEST_TIMEOUT:
             return MCPTimeoutError(
                 f"MCP server {self.name!r} ({target}): {what} gave no result within "
@@ -219,6 +352,15 @@ class ServerCalls:
             return MCPConnectionError(
                 f"MCP server {self.name!r} ({target}) "
                 f"{'closed the connection' if closed else 'lost its session'} during {what}: "
-                f"{why}{then}", server=self.name, target=target)
+                f"{why}{then}{_said(exc)}", server=self.name, target=target)
+        if (status := _http_status(exc)) is not None:
+            number = int(status["status"])
+            reason = f" {status['reason']}" if status.get("reason") else ""
+            means = _STATUS_MEANS.get(number) or _STATUS_MEANS.get(number // 100 * 100)
+            return MCPStatusError(
+                f"MCP server {self.name!r} ({target}) answered {what} with HTTP {number}{reason}"
+                f"{f' ({means})' if means else ''}: {mask_secrets(exc.error.message)}",
+                server=self.name, target=target, status=number,
+                retry_after=_seconds(status.get("retry_after")))
         return ToolError(f"MCP server {self.name!r} answered {what} with error {code}: "
                          f"{mask_secrets(exc.error.message)}")

@@ -66,6 +66,7 @@ class ServerSession(ServerTools):
     _reconnecting: anyio.Lock
     _failure: Exception | None
     _entered: int
+    _owner: int | None
 
     @property
     def running(self) -> bool:
@@ -227,7 +228,7 @@ class ServerSession(ServerTools):
         """Close the session and stop the server (the SDK's transports shield
         their shutdown from cancellation and bound each wait). Idempotent."""
         group, self._group = self._group, None
-        self._entered = 0
+        self._entered, self._owner = 0, None
         if group is not None:
             self._stop.set()
             await group.__aexit__(None, None, None)

@@ -3,8 +3,13 @@
 (``current_tools``, ``tools_revision``, ``refresh_tools``), listing the
 server's tools (``tools/list``, every page, all from one session) and declaring them as agent
 ``Tool``s, filtered (``include``/``exclude``) and prefixed, the name
-reserved for structured output refused. The class holds no state of its
-own, only the methods, over the attributes ``MCPServer`` sets."""
+reserved for structured output refused. A tool that cannot be declared is an
+error at start (``on_invalid_schema``); one a running server adds or changes
+(``notifications/tools/list_changed``) is left out, logged and kept in
+``skipped``, and a listing that fails keeps the tools as last listed, so that
+a server's change never ends the calls of every user of the tools that
+worked. The class holds no state of its own, only the
+methods, over the attributes ``MCPServer`` sets."""
 
 from __future__ import annotations
 
@@ -19,9 +24,11 @@ from mcp.shared.exceptions import MCPError as SDKError
 
 from agentflow._logging import get_logger
 from agentflow.errors import (
+    MCPError,
     MCPNotRunningError,
     MCPToolSchemaError,
     ToolDefinitionError,
+    ToolError,
     ToolNameError,
 )
 from agentflow.mcp._declare import agent_tool_name, declare_tool
@@ -89,12 +96,12 @@ class ServerTools(ServerCalls):
 
     async def refresh_tools(self) -> None:
         """``ToolSource``: list the tools again if the server said they
-        changed since the last listing.
-
-        Raises:
-            MCPConnectionError: the server went away.
-            MCPToolSchemaError / ToolNameError: a new tool cannot be declared.
-        """
+        changed since the last listing. A listing that fails (the server
+        answers an error, times out, went away) leaves the tools as last
+        listed, logged (``mcp.refresh_failed``), and is tried again before the
+        next request: it ended the call under way, and every later call of
+        every user while it failed. A tool the change brings that cannot be
+        declared is left out (``_declare``). Never raises but a cancellation."""
         if not self._stale or self._session is None:
             return
         async with self._lock:
@@ -102,6 +109,10 @@ class ServerTools(ServerCalls):
                 self._stale = False
                 try:
                     await self._list(first=False)
+                except (MCPError, ToolError) as exc:
+                    self._stale = True
+                    _log.warning("mcp.refresh_failed", server=self.name, error=str(exc),
+                                 tools=len(self._tools))
                 except BaseException:
                     self._stale = True
                     raise
@@ -140,7 +151,7 @@ class ServerTools(ServerCalls):
             cursor = result.next_cursor
             if not cursor:
                 break
-        self._tools = self._declare(listed, first)
+        self._tools = self._declare(listed, set_up=first and self._group is None)
         self._revision += 1
 
     async def _page(self, page: Callable[[ClientSession], Awaitable[types.ListToolsResult]],
@@ -154,9 +165,20 @@ class ServerTools(ServerCalls):
         except SDKError as exc:
             raise self._error(exc, "tools/list", opening=True) from exc
 
-    def _declare(self, listed: list[Any], first: bool) -> list[Tool]:
+    def _declare(self, listed: list[Any], set_up: bool) -> list[Tool]:
+        """The agent ``Tool``s of ``listed``.
+
+        Raises (``set_up``, the listing of ``start``, only; a later listing,
+        after a change or a reconnection, leaves the tool out, logged and
+        kept in ``skipped``):
+            ToolDefinitionError: an ``include`` name the server does not list.
+            ToolNameError: a tool named as the output tool, or two tools
+                with one agent name.
+            MCPToolSchemaError: a schema no model takes
+                (``on_invalid_schema="raise"``).
+        """
         names = [t.name for t in listed]
-        if first and self.include is not None and (missing := self.include - set(names)):
+        if set_up and self.include is not None and (missing := self.include - set(names)):
             raise ToolDefinitionError(
                 f"MCP server {self.name!r} has no tool {', '.join(sorted(map(repr, missing)))} "
                 f"(include=...); it lists: {', '.join(names) or 'none'}")
@@ -168,23 +190,25 @@ class ServerTools(ServerCalls):
             if (self.include is not None and remote not in self.include) or remote in self.exclude:
                 continue
             name = agent_tool_name(remote, self.prefix)
-            if name == TOOL_NAME:
-                raise ToolNameError(
-                    f"MCP server {self.name!r}: its tool {remote!r} would be called {TOOL_NAME!r}, "
-                    "the name reserved for structured output; give the server a prefix "
-                    "(prefix=...) or leave the tool out (exclude=[...])")
-            if name in seen:
-                raise ToolNameError(
-                    f"MCP server {self.name!r}: its tools {seen[name]!r} and {remote!r} both "
-                    f"become {name!r}")
             try:
+                if name == TOOL_NAME:
+                    raise ToolNameError(
+                        f"MCP server {self.name!r}: its tool {remote!r} would be called "
+                        f"{TOOL_NAME!r}, the name reserved for structured output; give the "
+                        "server a prefix (prefix=...) or leave the tool out (exclude=[...])")
+                if name in seen:
+                    raise ToolNameError(
+                        f"MCP server {self.name!r}: its tools {seen[name]!r} and {remote!r} both "
+                        f"become {name!r}")
                 tools.append(declare_tool(self.name, mcp_tool, name, self._call_for_agent,
                                           self.max_retries))
-            except MCPToolSchemaError as exc:
-                if self.on_invalid_schema == "raise":
+            except (MCPToolSchemaError, ToolNameError) as exc:
+                schema = isinstance(exc, MCPToolSchemaError)
+                if set_up and not (schema and self.on_invalid_schema == "skip"):
                     raise
                 skipped[remote] = str(exc)
-                _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=str(exc))
+                _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=str(exc),
+                             listing="start" if set_up else "changed")
                 continue
             seen[name] = remote
         self.skipped = skipped

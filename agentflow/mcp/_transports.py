@@ -9,7 +9,9 @@ or the URL without user info, query and fragment, through ``mask_secrets``.
 Header values, environment values and option values (``--api-key=X``,
 ``--token X``) whose name says they are secret, and key-like URL path
 segments, are registered as secrets (``agentflow._secrets``), so they are
-masked there and in any SDK message that echoes one.
+masked there and in any SDK message that echoes one; the loggers of the
+SDK's HTTP transports and of its HTTP client (``_HTTP_LOGGERS``), which
+quote the URL, query included, in their records, get the same mask.
 """
 
 from __future__ import annotations
@@ -24,9 +26,13 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+import orjson
+from mcp_types import INTERNAL_ERROR
+
+from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
 
-__all__ = ["HTTPTarget", "StdioTarget", "Target"]
+__all__ = ["HTTP_STATUS", "MAX_RESULT_BYTES", "HTTPTarget", "StdioTarget", "Target"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
 """Environment variable and option names whose values are masked wherever they could appear."""
@@ -36,6 +42,10 @@ _TOKEN_SEGMENT = re.compile(r"(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Z
 ``https://host/mcp/<key>/sse``): 20 or more letters, digits, ``_``, ``-``, with a digit
 and a letter."""
 
+
+_HTTP_LOGGERS = ("httpx2", "mcp.client.streamable_http", "mcp.client.sse")
+"""The loggers that write an HTTP server's URL (httpx2's INFO ``HTTP Request: POST <url>``
+for every request; the SDK's "Connecting to ... endpoint: <url>")."""
 
 _SESSION_HEADER = "mcp-session-id"
 """The streamable HTTP transport's session header."""
@@ -99,22 +109,36 @@ class StdioTarget:
         ``expired`` is for HTTP (a process has no session to expire)."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        # bytes that are not UTF-8 (a child process of the server writing to the stdout it
+        # inherited, a Latin-1 file's content) read as U+FFFD: the SDK's strict decoding
+        # ended its reader inside a drain that lasts as long as the process, so that call
+        # and every later one waited for their timeouts (without one, for ever)
         params = StdioServerParameters(command=self.command, args=list(self.args),
-                                       env=dict(self.env) if self.env else None, cwd=self.cwd)
+                                       env=dict(self.env) if self.env else None, cwd=self.cwd,
+                                       encoding_error_handler="replace")
         errlog = self.stderr or sys.stderr
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+
+
+MAX_RESULT_BYTES = 32 * 1024 * 1024
+"""The largest message (a tool's result) a streamable HTTP server may send in
+one SSE event, by default: the SDK's own default, 1 MiB, failed a screenshot
+tool's result (a PNG in base64) that stdio carries whole."""
 
 
 @dataclass(frozen=True, slots=True)
 class HTTPTarget:
     """A server at ``url``, over streamable HTTP (``sse=False``) or the
     legacy HTTP+SSE transport. ``headers`` go with every request
-    (``Authorization``...)."""
+    (``Authorization``...). ``max_result_bytes``: the largest message the
+    server may send in one SSE event over streamable HTTP (``None``: no
+    limit); the legacy transport's is its HTTP client's, 1 MiB."""
 
     url: str
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     sse: bool = False
     http_timeout: float = 30.0
+    max_result_bytes: int | None = MAX_RESULT_BYTES
 
     def __post_init__(self) -> None:
         for value in (self.headers or {}).values():
@@ -137,6 +161,7 @@ class HTTPTarget:
         session is ended with an HTTP DELETE, the connections closed).
         ``expired`` is called when the server answers 404 to a request naming
         the session (streamable HTTP: "the client MUST start a new session")."""
+        mask_records(*_HTTP_LOGGERS)
         headers = dict(self.headers or {})
         if self.sse:
             from mcp.client.sse import sse_client
@@ -146,19 +171,76 @@ class HTTPTarget:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        # the SDK's defaults (30 s, reads 300 s: a response stream may stay open)
         async def on_response(response: httpx2.Response) -> None:
             if response.status_code == 404 and _SESSION_HEADER in response.request.headers:
                 expired()
 
+        # the SDK's defaults (30 s, reads 300 s: a response stream may stay open), but no
+        # limit on the wait for a free connection: each call waiting on the server holds
+        # one (its response stream) of the pool's 100, and a call that waited past the
+        # pool timeout failed with an exception that ended the SDK's transport, so every
+        # call on the session failed; a call's own timeout bounds its wait (its
+        # cancellation leaves the queue cleanly)
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(
-            self.http_timeout, read=max(300.0, self.http_timeout)),
-            event_hooks={"response": [on_response]})
+            self.http_timeout, read=max(300.0, self.http_timeout), pool=None),
+            event_hooks={"response": [on_response]},
+            transport=_status_transport(httpx2.AsyncHTTPTransport()))
         await stack.enter_async_context(client)
-        return await stack.enter_async_context(streamable_http_client(self.url, http_client=client))
+        return await stack.enter_async_context(streamable_http_client(
+            self.url, http_client=client, max_sse_event_size=self.max_result_bytes))
 
 
 Target = StdioTarget | HTTPTarget
+
+_BODY_HEADERS = frozenset({"content-type", "content-length", "content-encoding",
+                           "transfer-encoding"})
+"""The headers that describe a response's body, which ``_status_transport`` replaces."""
+
+HTTP_STATUS = "agentflow_http_status"
+"""The key, in the ``data`` of the JSON-RPC error ``_StatusTransport`` writes, of
+the HTTP status (and ``retry_after``, ``reason``) the server answered."""
+
+
+def _status_transport(inner: Any) -> Any:
+    """An httpx2 transport over ``inner`` that turns a POST's error status
+    whose body is no JSON-RPC error (a 401 of an expired token, a 429, a
+    gateway's 502) into a JSON-RPC error naming it (``data[HTTP_STATUS]``):
+    the SDK surfaces the server's JSON-RPC error, but for any other body
+    says only "Server returned an error response". A 404 is left to the SDK
+    (its session expiry)."""
+    import httpx2
+
+    class _StatusTransport(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response: httpx2.Response = await inner.handle_async_request(request)
+            if request.method != "POST" or response.status_code < 400 or \
+                    response.status_code == 404:
+                return response
+            body = await response.aread()
+            await response.aclose()
+            headers = [(k, v) for k, v in response.headers.multi_items()  # (WWW-Authenticate
+                       if k.lower() not in _BODY_HEADERS]  # kept; the body is a new one)
+            headers.append(("content-type", "application/json"))
+            try:
+                rpc = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                rpc = None
+            if isinstance(rpc, dict) and isinstance(rpc.get("error"), dict):
+                return httpx2.Response(response.status_code, request=request, content=body,
+                                       headers=headers)
+            text = " ".join(body.decode("utf-8", "replace").split())[:300]
+            error = {"code": INTERNAL_ERROR, "message": text or "no message", "data": {
+                HTTP_STATUS: {"status": response.status_code,
+                              "reason": response.reason_phrase,
+                              "retry_after": response.headers.get("retry-after")}}}
+            return httpx2.Response(
+                response.status_code, request=request, headers=headers,
+                content=orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return _StatusTransport()
 
 
 def stdio_target(command: str, args: Sequence[str], env: Mapping[str, str] | None,

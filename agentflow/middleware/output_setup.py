@@ -2,7 +2,8 @@
 engine binds a call to that depends on the call's settings only, never on
 its messages: the output type's spec, the strategy, the ``ground=`` marker
 and whether the call grounds, and the few-shot example messages (and the
-locators learned from them).
+locators learned from them; examples a run's plan checked already,
+``CheckedExamples``, are not checked again).
 
 ``StructuredOutputMiddleware`` keeps the last set-up it made and gives it to
 the next call that asks the same (``OutputSetup.key``: the same output type,
@@ -29,7 +30,12 @@ from agentflow.grounding.locators import learn_locators
 from agentflow.messages import Msg
 from agentflow.middleware.output_grounding import as_marker, has_markers
 from agentflow.model import ChatModel, ModelProfile
-from agentflow.output.examples import Example, check_examples, example_messages
+from agentflow.output.examples import (
+    CheckedExamples,
+    Example,
+    check_examples,
+    example_messages,
+)
 from agentflow.output.schema import OutputSpec
 from agentflow.output.strategies import StrategyKind
 
@@ -110,5 +116,7 @@ def make_setup(key: SetupKey, spec: OutputSpec, kind: StrategyKind) -> OutputSet
         checked = check_examples(examples, output_type, marker)
         shown = tuple(example_messages(checked, output_type))
         if grounded and model.profile.substring_grammar:
-            locators = learn_locators(checked, output_type)
+            locators = (examples.locators if isinstance(examples, CheckedExamples)
+                        and examples.checked_for(output_type, marker)
+                        else learn_locators(checked, output_type))
     return OutputSetup(key, spec, kind, marker, grounded, shown, locators)

@@ -231,8 +231,9 @@ class StructuredOutputMiddleware(Middleware):
 
     def _setup_of(self, ex: CallExecution) -> OutputSetup:
         """The call's set-up: the last one made, when it was made for these
-        settings (``OutputSetup.key``; examples in a list, which may be edited
-        between calls, never reuse one), else a new one, kept for the next call.
+        settings (``OutputSetup.key``; the examples as a tuple, compared by
+        content: each ``Example`` is a value, its ``fingerprint`` taken when it
+        was made), else a new one, kept for the next call.
 
         Raises:
             SchemaError / InvalidExampleError: as ``make_setup`` (before any request).
@@ -240,12 +241,13 @@ class StructuredOutputMiddleware(Middleware):
         extra = ex.extra
         model, output_type = ex.model, ex.output_type
         examples = extra.get("examples", self.config.examples)
+        if isinstance(examples, list):
+            examples = tuple(examples)  # a list edited later is not the one given
         key = (output_type, model, model.profile, extra.get("has_tools", True),
                extra.get("strategy") or self.config.strategy,
                extra.get("ground", self.config.ground), examples, self._book.refusals)
         setup = self._setup
-        if setup is not None and setup.key == key and (
-                examples is None or type(examples) is tuple):
+        if setup is not None and setup.key == key:
             return setup
         spec = OutputSpec.of(output_type)
         kind = self.strategy_for(model, output_type, key[3], key[4])

@@ -12,7 +12,8 @@ Two stages:
    text values, read as ``json.loads(strict=False)`` reads it; one markdown
    fence around the whole text and a byte-order mark are dropped first, and
    special tokens or tags around one whole JSON object (``<|im_end|>``,
-   ``<|eot_id|>``, ``</tool_call>``: ``_MARKUP_AROUND``) are left out; empty,
+   ``<|eot_id|>``, ``</tool_call>``: ``_MARKUP_AROUND``) are left out, as
+   are the escapes ``\\n``/``\\t`` written between values (``_escaped_layout``); empty,
    blank or ``null`` arguments as ``{}``. Anything else is kept as
    ``{RAW_ARGUMENTS: text}`` so validation reports it to the model
    (``explain_raw`` says what is wrong) instead of crashing the call.
@@ -121,6 +122,47 @@ def _inside_markup(text: str) -> str | None:
     return text[start:end]
 
 
+_LAYOUT_ESCAPES = frozenset("nrt")
+
+
+def _escaped_layout(text: str) -> str | None:
+    """``text`` with the escapes ``\\n``, ``\\r`` and ``\\t`` written *between*
+    JSON values (two characters each, outside every string) made spaces,
+    when that makes it one JSON object, else ``None``. Qwen3.5 writes
+    its arguments' layout so (``{"path": "/a.py", "view_range": \\n[1, 2]\\n}``,
+    OpenHands/software-agent-sdk#2488); inside a string such an escape is
+    the value's own and stays."""
+    if text[:1] != "{" or "\\" not in text:
+        return None
+    out: list[str] = []
+    quoted = escaped = changed = False
+    at, end = 0, len(text)
+    while at < end:
+        char = text[at]
+        if escaped:
+            escaped = False
+        elif quoted:
+            escaped = char == "\\"
+            quoted = char != '"'
+        elif char == '"':
+            quoted = True
+        elif char == "\\" and text[at + 1:at + 2] in _LAYOUT_ESCAPES:
+            out.append(" ")
+            at += 2
+            changed = True
+            continue
+        out.append(char)
+        at += 1
+    if not changed:
+        return None
+    fixed = "".join(out)
+    try:
+        value = decode_value(fixed)
+    except ValueError:
+        return None
+    return fixed if isinstance(value, dict) else None
+
+
 def exact_object(text: str) -> dict[str, Any] | None:
     """``text`` read as one plain JSON object, exactly as sent (standard JSON,
     no ``\\u`` escape that could hide a lone surrogate), or ``None`` when it
@@ -164,7 +206,7 @@ def decode_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, A
         try:
             value = decode_value(text)
         except ValueError:
-            inner = _inside_markup(text)
+            inner = _inside_markup(text) or _escaped_layout(text)
             if inner is None:
                 return {RAW_ARGUMENTS: clean_text(original)}
             value = decode_value(inner)

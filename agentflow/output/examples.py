@@ -46,11 +46,13 @@ context window with them.
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
@@ -62,21 +64,79 @@ from agentflow.messages import Msg
 from agentflow.output.derived import origin_of, project
 from agentflow.output.example_extra import unknown_keys
 
-__all__ = ["Example", "check_examples", "example_messages", "examples_text"]
+__all__ = ["CheckedExamples", "Example", "check_examples", "example_messages",
+           "examples_text"]
 
 
-@dataclass(frozen=True, slots=True)
 class Example:
     """One worked example: an input ``text`` and the ``output`` expected of it.
+
+    An example is a value, taken when it is made: ``output`` is a deep copy
+    of what was given, and reading ``example.output`` gives a copy of it
+    again, so editing the dict (or model) given, or the one read, changes
+    no example and no set-up made from one (the structured-output engine
+    reuses a set-up while its examples are equal: ``fingerprint``). To
+    change an example, make a new one.
 
     Attributes:
         text: the example document, as the model would receive it.
         output: an instance of the output type, or a ``dict`` (or any value)
-            that validates as it.
+            that validates as it (a copy; see above).
+        fingerprint: the example's content (its text and output as JSON,
+            keys sorted), computed once when it is made: two examples are
+            equal, and hash alike, when their fingerprints are.
     """
 
+    __slots__ = ("_output", "fingerprint", "text")
+
     text: str
-    output: Any
+    _output: Any
+    fingerprint: bytes
+
+    def __init__(self, text: str, output: Any) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "_output", copy.deepcopy(output))
+        object.__setattr__(self, "fingerprint", _fingerprint(text, output))
+
+    @property
+    def output(self) -> Any:
+        """The expected output (a deep copy of the one given: see the class)."""
+        return copy.deepcopy(self._output)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Example is immutable: make a new one (not {name}=...)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Example is immutable: cannot delete {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Example):
+            return NotImplemented
+        return self.fingerprint == other.fingerprint
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        return f"Example(text={self.text!r}, output={self._output!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Example, (self.text, self._output))
+
+
+def _fingerprint(text: Any, output: Any) -> bytes:
+    """``text`` and ``output`` as sorted-key JSON (models by their fields as set,
+    any other value orjson cannot write by its ``repr``)."""
+    return orjson.dumps([text, output], default=_plain,
+                        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return [type(value).__qualname__, value.__dict__, value.__pydantic_extra__]
+    if isinstance(value, set | frozenset):
+        return sorted(map(repr, value))
+    return repr(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +145,44 @@ class CheckedExample:
 
     text: str
     value: Any
+
+
+class CheckedExamples(tuple[Example, ...]):
+    """Examples given with ``check_examples``'s answer for one output type
+    and ``ground`` marker, and the locators learned from it: a run's plan
+    (``agentflow.extraction.pipeline``) checks its examples once and gives
+    them so to each call, whose set-up (``check_examples`` for that type and
+    marker, or for a type built from it: a chunk's, a recall pass's) takes
+    the answer kept instead of checking them again. As examples, the tuple
+    of them (equal to the same examples in a plain tuple).
+
+    Attributes:
+        checked: ``check_examples(examples, output_type, ground)``.
+        output_type / ground: what they were checked for.
+        locators: where each field lives, learned from ``checked`` for
+            ``output_type`` (``agentflow.grounding.locators.learn_locators``).
+    """
+
+    checked: tuple[CheckedExample, ...]
+    output_type: Any
+    ground: Grounded | None
+    locators: Mapping[str, Any]
+
+    def __new__(cls, examples: Sequence[Example], checked: tuple[CheckedExample, ...],
+                output_type: Any, ground: Grounded | None,
+                locators: Mapping[str, Any]) -> CheckedExamples:
+        self = super().__new__(cls, examples)
+        self.checked, self.output_type, self.ground = checked, output_type, ground
+        self.locators = locators
+        return self
+
+    def checked_for(self, output_type: Any, ground: Grounded | None) -> bool:
+        """Whether they were checked for ``output_type`` and ``ground``."""
+        return self.output_type is output_type and self.ground == ground
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CheckedExamples, (tuple(self), self.checked, self.output_type, self.ground,
+                                  self.locators))
 
 
 def _adapter(output_type: Any) -> TypeAdapter[Any]:
@@ -125,6 +223,8 @@ def check_examples(
             documents are: ``agentflow.grounding.typed_values``). The message
             names the example (``examples[i]``) and each failing field.
     """
+    if isinstance(examples, CheckedExamples) and examples.checked_for(output_type, ground):
+        return examples.checked  # checked once, by whoever gave them so
     if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
         raise InvalidExampleError(
             f"examples must be a list of Example, got {type(examples).__name__}")

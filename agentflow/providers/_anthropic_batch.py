@@ -48,6 +48,7 @@ from agentflow.providers._batch_wire import (
     same_origin,
 )
 from agentflow.providers._context_errors import item_kind
+from agentflow.providers._http_settings import join_url
 from agentflow.providers._payload import dump_json
 from agentflow.providers._streams import iter_lines
 
@@ -190,8 +191,8 @@ class AnthropicBatchAPI(WireBatchAPI):
             raise BadRequestError(
                 f"batch {batch_id} has no results yet (processing_status "
                 f"{data.get('processing_status')!r})", status=None, vendor="anthropic")
-        if url.startswith("/"):
-            url = f"{self._http.base_url}{url}"
+        if url.startswith("/"):  # a path: under the API root, as every request's
+            url = join_url(self._http.base_url, url)
         if not same_origin(url, self._http.base_url):
             raise RedirectError(
                 f"the results_url of batch {batch_id} is on another origin ({url}); the key is "

@@ -10,7 +10,11 @@ Facts followed (shared/providers.md §3; docs.anthropic.com/en/api/messages-stre
   empty ``input`` in ``content_block_start`` (some compatible servers send it
   whole there instead); a whole message's ``input`` is an object, or the model's
   raw text as a string when that was no JSON object;
-* thinking and redacted_thinking blocks are kept whole (signed) to be sent back.
+* thinking and redacted_thinking blocks are kept whole (signed) to be sent back;
+* a server tool's block (``server_tool_use``: web search, code execution,
+  web fetch; ``mcp_tool_use``) streams its input as ``input_json_delta`` too
+  (anthropics/anthropic-sdk-python#1421): the vendor runs it, so only a
+  ``tool_use`` block's input is a call for the agent to run.
 """
 
 from __future__ import annotations
@@ -110,8 +114,11 @@ class StreamReader:
             yield from self.finish((data.get("delta") or {}).get("stop_reason"))
         elif kind == "message_stop":
             self.done = True
-        elif kind == "error":
-            raise stream_error(data)
+        elif kind == "error" or (kind is None and isinstance(data.get("error"), Mapping)):
+            # a proxy's error frame may lack the ``"type": "error"`` discriminator
+            # (``{"error": {"type": "stream_error", "message": ...}}``,
+            # lbjlaq/Antigravity-Manager#3371): an error all the same
+            raise stream_error({**data, "type": "error"})
 
     def _delta(self, index: int, delta: Mapping[str, Any]) -> Iterable[ModelChunk]:
         block = self.blocks.setdefault(index, {"type": "text"})
@@ -120,7 +127,7 @@ class StreamReader:
             yield TextDelta(delta["text"])
         elif kind == "input_json_delta":
             block["streamed"] = True
-            if delta.get("partial_json"):
+            if delta.get("partial_json") and block.get("type") == "tool_use":
                 yield ToolCallDelta(index, arguments=delta["partial_json"])
         elif kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta["thinking"]

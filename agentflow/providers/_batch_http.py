@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Self
 
 import orjson
 
@@ -22,9 +22,25 @@ from agentflow.providers._exchange import Exchange
 from agentflow.providers._http import HttpClient
 from agentflow.providers._retry import retryable
 
-__all__ = ["BatchHttp", "require_mapping"]
+__all__ = ["BatchHttp", "ClosingBatchAPI", "require_mapping"]
 
 _log = get_logger("agentflow.batch")
+
+
+class ClosingBatchAPI:
+    """The base of the vendors' ``BatchAPI`` classes: ``async with api:``
+    closes its HTTP sessions on leaving (``aclose``), as ``async with
+    model:`` does a model's."""
+
+    async def aclose(self) -> None:
+        """Close the HTTP sessions (idempotent)."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 class BatchHttp:

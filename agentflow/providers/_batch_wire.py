@@ -53,13 +53,14 @@ from agentflow.providers._batch_checks import (
     malformed_line,
     same_origin,
 )
-from agentflow.providers._batch_http import BatchHttp, require_mapping
+from agentflow.providers._batch_http import BatchHttp, ClosingBatchAPI, require_mapping
 from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import ReplyGuard
 
 __all__ = [
     "BatchHttp",
     "BatchWire",
+    "ClosingBatchAPI",
     "WholeReplyBatches",
     "WireBatchAPI",
     "check_batch",
@@ -128,7 +129,7 @@ def read_status(wire: BatchWire, data: Mapping[str, Any]) -> BatchStatus:
                             vendor=wire.vendor) from exc
 
 
-class WireBatchAPI:
+class WireBatchAPI(ClosingBatchAPI):
     """What every vendor ``BatchAPI`` over ``BatchHttp`` does alike, from the
     subclass's ``wire`` (``BatchWire``): poll, cancel, create, limits, close.
     Subclasses add ``submit`` and ``results``.

@@ -46,10 +46,12 @@ MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024
 
 def start_url(base_url: str) -> str:
     """The upload start URL of an API root: ``https://host/v1beta`` ->
-    ``https://host/upload/v1beta/files``."""
+    ``https://host/upload/v1beta/files``; the root's query string (a
+    gateway's ``?key=``) stays its query, as on every request's URL
+    (``join_url``)."""
     parts = urlsplit(base_url)
     return urlunsplit((parts.scheme, parts.netloc, f"/upload{parts.path.rstrip('/')}/files",
-                       "", ""))
+                       parts.query, ""))
 
 
 async def upload_file(http: BatchHttp, content: bytes, *, media_type: str, display_name: str,

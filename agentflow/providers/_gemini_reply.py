@@ -50,7 +50,15 @@ _FINISH: dict[str, FinishReason] = {
     "PROHIBITED_CONTENT": "content_filter", "SPII": "content_filter",
     "IMAGE_SAFETY": "content_filter", "MALFORMED_FUNCTION_CALL": "error",
     "UNEXPECTED_TOOL_CALL": "error", "TOO_MANY_TOOL_CALLS": "error",
+    "LANGUAGE": "content_filter", "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter", "MALFORMED_RESPONSE": "error",
+    "MISSING_THOUGHT_SIGNATURE": "error",
 }
+"""The API's ``FinishReason`` values. ``LANGUAGE`` ("flagged for using an
+unsupported language") and the image filters stop a reply as ``SAFETY`` does
+(microsoft/agent-framework-go#1100: unmapped, such a reply was an empty
+answer); ``MALFORMED_RESPONSE`` and ``MISSING_THOUGHT_SIGNATURE`` end a
+generation that failed. Any other value is ``other``."""
 _UNEXPLAINED = frozenset({"OTHER", "FINISH_REASON_UNSPECIFIED"})
 """Finish reasons that say nothing: with no text and no call, the generation
 failed (``{"finishReason": "OTHER", "index": 0}`` and no content,

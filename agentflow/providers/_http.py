@@ -16,6 +16,9 @@ NDJSON readers, vendor error mapping, and retries with backoff.
   read up to its first event before it is handed on: one that ends with no
   event is an ``UnexpectedReplyError``, retried. Once a reply streams,
   nothing is retried: a failure surfaces as ``ProviderConnectionError(partial=True)``.
+* A model reply holds at most ``HttpSettings.max_reply_bytes`` (64 MiB by
+  default), whole or streamed: past it, ``ReplyTooLargeError`` and the
+  connection closed (``_reply_cap``), never a server's endless stream in memory.
 * ``iter_sse`` / ``iter_ndjson`` (from ``_streams``, re-exported) read a
   streamed body with incremental UTF-8 decoding across network chunks (a
   character split between two TCP reads survives).

@@ -114,7 +114,7 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
         if isinstance(err, str):
             return err, None, data
         if isinstance(err, dict):
-            message = str(err.get("message") or err.get("msg") or err)
+            message = _message_text(err.get("message") or err.get("msg") or err)
             code = err.get("code") or err.get("type") or err.get("status")
             meta = err.get("metadata")
             raw = meta.get("raw") if isinstance(meta, dict) and not _nested else None
@@ -128,6 +128,20 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
 
 
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _message_text(value: Any) -> str:
+    """An error's ``message`` as text. Mistral's API answers a 422 with the
+    validation errors as an object, ``"message": {"detail": [{"loc", "msg",
+    ...}]}`` (mistralai/platform-docs-public#212): read as ``detail`` is
+    (``body.top_p: Input should be a valid number``), never as a Python repr."""
+    if isinstance(value, dict) and "detail" in value:
+        return _detail(value["detail"])
+    if isinstance(value, list):
+        return _detail(value)
+    if isinstance(value, dict):
+        return orjson.dumps(value).decode()[:500]
+    return str(value)
 
 
 def _detail(detail: Any) -> str:

@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from agentflow._secrets import register_secret
 from agentflow.errors import InvalidModelError
+from agentflow.providers._reply_cap import DEFAULT_MAX_REPLY_BYTES
 from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, governor_for
 
 __all__ = [
@@ -90,6 +91,13 @@ class HttpSettings:
             ``***`` in this repr.
         rate_governor: admit requests through the process's shared
             ``RateGovernor`` of the account and model family (``shared_governor``).
+        max_reply_bytes: the most bytes one model reply may hold, whole or
+            streamed, error bodies too, counted after decompression (default
+            64 MiB, ``DEFAULT_MAX_REPLY_BYTES``; ``None``: no limit). Past it
+            the reply fails with ``ReplyTooLargeError`` (never retried): a
+            server that streams without end, or a 2 GB body, is cut off
+            there instead of filling the memory (``_reply_cap``). A vendor
+            batch API's files are no model reply: not capped.
     """
 
     connect_timeout: float = 10.0
@@ -103,6 +111,7 @@ class HttpSettings:
     deadline: float | None = 600.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     rate_governor: bool = True
+    max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES
 
     def __repr__(self) -> str:
         """The settings, a credential header's value shown as ``***``."""

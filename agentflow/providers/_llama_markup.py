@@ -2,7 +2,8 @@
 
 Llama 3.1-3.3 (and models trained on their template) call a tool by writing
 one JSON object as the whole reply: ``{"name": "get_weather", "parameters":
-{"city": "Paris"}}``, sometimes after ``<|python_tag|>``, inside a ```json
+{"city": "Paris"}}``, sometimes after ``<|python_tag|>`` (Llama 4 between
+``<|python_start|>`` and ``<|python_end|>``), inside a ```json
 fence, as ``{"type": "function", "name": ..., "parameters": ...}`` or
 ``{"type": "function", "function": {"name": ..., "parameters": ...}}``, and
 several calls one after another (``;`` or a line between). A server without
@@ -36,14 +37,20 @@ from agentflow.providers._reply_markup import Lead, MarkupCall, ReplyMarkup
 __all__ = ["LLAMA_JSON_MARKUP", "llama_json_lead", "parse_llama_json_calls"]
 
 PYTHON_TAG = "<|python_tag|>"
+PYTHON_START, PYTHON_END = "<|python_start|>", "<|python_end|>"
 _HEAD = re.compile(
-    r'\s*(?:<\|python_tag\|>)?\s*(?:```(?:json)?\s*)?(?:\[\s*)?\{\s*'
+    r'\s*(?:<\|python_tag\|>|<\|python_start\|>)?\s*(?:```(?:json)?\s*)?(?:\[\s*)?\{\s*'
     r'(?:"type"\s*:\s*"function"\s*,\s*)?(?:"function"\s*:\s*\{\s*)?"name"\s*:\s*"([^"\\]*)(")?')
 _HEADS = tuple("".join(parts) for parts in product(
-    ("", PYTHON_TAG), ("", "```", "```json"), ("", "["),
+    ("", PYTHON_TAG, PYTHON_START), ("", "```", "```json"), ("", "["),
     ('{"name":"', '{"type":"function","name":"', '{"type":"function","function":{"name":"')))
 """The heads of the form with no whitespace (a text so far may be a prefix of one)."""
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+_TAGS = re.compile(r"^\s*(?:<\|python_tag\|>|<\|python_start\|>)|<\|python_end\|>\s*$")
+"""Llama 3.x's ``<|python_tag|>`` before the call, Llama 4's ``<|python_start|>``
+and ``<|python_end|>`` around it (vllm-project/vllm#16214: Llama 4 Scout's
+``<|python_start|>{"name": ..., "parameters": ...}<|python_end|>`` came back
+as the answer)."""
 
 
 def llama_json_lead(text: str, names: frozenset[str]) -> Lead:
@@ -68,7 +75,7 @@ def parse_llama_json_calls(text: str, names: frozenset[str]) -> list[MarkupCall]
     Raises:
         ValueError: an object that is not valid JSON (the reply is then text).
     """
-    body = _FENCE.sub("", text.strip().removeprefix(PYTHON_TAG))
+    body = _FENCE.sub("", _TAGS.sub("", text.strip()))
     decoder = json.JSONDecoder(strict=False)
     calls: list[MarkupCall] = []
     pos, end = 0, len(body)

@@ -10,7 +10,9 @@ Qwen/Hermes ``<tool_call>{json}</tool_call>``, ``deepseek``:
 ``moonshot``: Kimi K2's ``<|tool_calls_section_begin|>``; open-weight
 families without a vendor module in ``_llama_markup``, ``_mistral_markup``
 and ``_harmony_markup``: Mistral's ``[TOOL_CALLS]`` and gpt-oss's
-``to=functions.``, which run to the end of the reply) and is
+``to=functions.``, which run to the end of the reply; Nemotron's
+``<TOOLCALL>`` in ``_nemotron_markup``, Phi-4's in ``_phi_markup``, Seed-OSS's
+``<seed:tool_call>`` in ``_seed_markup``, LFM2's in ``_lfm_markup``) and is
 registered by name here, as are forms with no tokens at all, where the whole
 reply is the call (``_reply_markup.ReplyMarkup``: GLM-4-0414's name line and
 JSON object, Llama 3.x's ``{"name": ..., "parameters": ...}`` in
@@ -92,6 +94,11 @@ _HOMES = {
     "harmony": "agentflow.providers._harmony_markup",
     "gemma4": "agentflow.providers._gemma_markup",
     "pythonic": "agentflow.providers._pythonic_markup",
+    "nemotron": "agentflow.providers._nemotron_markup",
+    "phi4": "agentflow.providers._phi_markup",
+    "phi4-mini": "agentflow.providers._phi_markup",
+    "seed-oss": "agentflow.providers._seed_markup",
+    "lfm2": "agentflow.providers._lfm_markup",
 }
 """Which vendor module defines each built-in markup (imported on first use)."""
 
@@ -110,6 +117,11 @@ MODEL_MARKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "deepseek-dsml-v4-ascii")),
     ("*glm*", ("glm", "glm-4-0414")),
     ("*kimi*", ("kimi-k2", "kimi-k2-singular")),
+    ("*nemotron*", ("nemotron", "qwen-xml", "hermes")),
+    ("*phi-4*", ("phi4", "phi4-mini", "llama-json")),
+    ("*phi4*", ("phi4", "phi4-mini", "llama-json")),
+    ("*seed-oss*", ("seed-oss", "qwen-xml")),
+    ("*lfm2*", ("lfm2",)),
 )
 """Model-name globs (lower case) -> the markups a generic OpenAI-compatible
 server (llama.cpp, vLLM, LM Studio) hosting that model may leave in text."""

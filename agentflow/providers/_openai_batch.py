@@ -50,7 +50,7 @@ from agentflow.batch_api.protocol import (
     BatchStatus,
 )
 from agentflow.errors import ServerError
-from agentflow.providers._batch_wire import BatchHttp
+from agentflow.providers._batch_wire import BatchHttp, ClosingBatchAPI
 from agentflow.providers._context_errors import item_kind
 from agentflow.providers._http import HttpClient
 
@@ -129,7 +129,7 @@ def _multipart(fields: Mapping[str, str], filename: str, content: bytes) -> tupl
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-class OpenAIBatchAPI:
+class OpenAIBatchAPI(ClosingBatchAPI):
     """OpenAI's Batch API over one ``HttpClient`` (a sibling of the model's,
     without the live rate governor: batch traffic is not counted against live
     limits). Raises the ``ProviderError`` family of ``openai_error``.

@@ -3,7 +3,9 @@
 stream chunks (``chat.completion.chunk``) or a whole reply
 (``chat.completion``) into ``ModelChunk``s; ``parse_usage`` and
 ``finish_reason`` (``_openai_finish``) and ``token_logprobs``
-(``_openai_logprobs``) normalize what vendors report (re-exported here).
+(``_openai_logprobs``) normalize what vendors report (re-exported here);
+what one delta's text adds (cumulative or restated text, content parts) is
+``_openai_deltas``'.
 
 Wire facts follow shared/providers.md section 1 (OpenAI Chat Completions):
 stream tool-call deltas are keyed by ``index``; a refusal arrives in
@@ -14,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import orjson
 
 from agentflow.errors import ContextLengthError
 from agentflow.model import (
@@ -28,45 +28,25 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
+from agentflow.providers._openai_deltas import SoFar, content_parts, new_text, whole_json
 from agentflow.providers._openai_finish import finish_reason, parse_usage
 from agentflow.providers._openai_logprobs import token_logprobs
 from agentflow.providers._reasoning_details import REASONING_DETAILS, DetailsMerger
 
-__all__ = ["CALL_EXTRAS", "ChunkParser", "finish_reason", "parse_usage", "token_logprobs"]
+__all__ = ["CALL_EXTRAS", "REASONING_OPAQUE", "ChunkParser", "finish_reason", "parse_usage",
+           "token_logprobs"]
 
 CALL_EXTRAS = "openai_extra_content"
 """``ToolUseBlock.provider_data`` key: a call's ``extra_content`` (Gemini's
 OpenAI-compatible endpoints carry the thought signature there,
 ``{"google": {"thought_signature": ...}}``), sent back with the call."""
 
+REASONING_OPAQUE = "openai_reasoning_opaque"
+"""``ThinkingBlock.provider_data`` key: a reply's ``reasoning_opaque`` (GitHub
+Copilot's chat completions: the encrypted reasoning state that comes with
+its ``reasoning_text``), sent back with the assistant turn."""
+
 _UNSET: Any = object()
-
-class _Arguments:
-    """The argument text of one streamed call so far (its fragments)."""
-
-    __slots__ = ("cumulative", "parts", "size")
-
-    def __init__(self, first: str) -> None:
-        self.parts = [first]
-        self.size = len(first)
-        self.cumulative = False
-        """Whether the server sends the whole text so far in each fragment."""
-
-    def text(self) -> str:
-        """The text so far (joined once)."""
-        if len(self.parts) > 1:
-            self.parts[:] = ["".join(self.parts)]
-        return self.parts[0]
-
-
-def _whole_json(text: str) -> bool:
-    """Whether ``text`` is already one whole JSON value."""
-    try:
-        orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return False
-    return True
-
 
 class ChunkParser:
     """Folds chat-completion payloads into ``ModelChunk``s, one parser per reply.
@@ -95,9 +75,9 @@ class ChunkParser:
     ``ReplyGuard.fold`` turns into a typed ``ProviderError``.
     """
 
-    __slots__ = ("_alias", "_args", "_choice", "_details", "_ids", "_last", "_logprobs",
-                 "_model", "_names", "_next", "_refused", "_reply_id", "_texted", "_tools_seen",
-                 "_top", "_usage", "terminal")
+    __slots__ = ("_alias", "_args", "_choice", "_details", "_ending", "_ids", "_last",
+                 "_logprobs", "_model", "_names", "_next", "_refused", "_reply_id", "_so_far",
+                 "_texted", "_tools_seen", "_top", "_usage", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -113,7 +93,7 @@ class ChunkParser:
         self._model: str | None = None
         self._reply_id: str | None = None
         self._logprobs: Sequence[TokenLogprob] = ()
-        self._args: dict[int, _Arguments] = {}
+        self._args: dict[int, SoFar] = {}
         """Per index: the argument text of its latest call so far."""
         self._choice: Any = _UNSET
         """The ``index`` of the choice this reply reads (the first one's; none is 0)."""
@@ -121,10 +101,14 @@ class ChunkParser:
         """The highest choice ``index`` read so far."""
         self._texted = False
         """Set once reply text came in a ``delta`` (``_message``)."""
+        self._ending = False
+        """Whether the payload being read carries the finish reason."""
         self.terminal = False
         """Set when a payload itself ends the reply (no ``[DONE]`` needed)."""
         self._details: DetailsMerger | None = None
         """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
+        self._so_far: dict[str, SoFar] = {}
+        """Per channel (``content``, ``reasoning``): the text so far (``new_text``)."""
 
     def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
         """The chunks of one payload."""
@@ -140,18 +124,22 @@ class ChunkParser:
             delta = choice.get("delta")
             if delta is None:
                 delta = self._message(choice)
-            if delta:
-                self.delta(delta, out)
             raw_finish = choice.get("finish_reason")
+            if delta:
+                self._ending = bool(raw_finish) and raw_finish != "null"
+                self.delta(delta, out)
         if payload.get("truncated") is True:  # llama.cpp: the prompt was cut to its window
             raise ContextLengthError(
                 "the server says it truncated the prompt to its context window "
                 '("truncated": true): the reply read only part of the input')
         raw_usage = payload.get("usage")  # most stream chunks carry none: no call for them
         if raw_usage is None and raw_finish and self._usage is None:
-            # Groq: the usage under ``x_groq`` in the finish chunk (vercel/ai#1651)
+            # Groq: the usage under ``x_groq`` in the finish chunk (vercel/ai#1651);
+            # Moonshot (Kimi): under the finish chunk's choice (earendil-works/pi#2017)
             extension = payload.get("x_groq")
             raw_usage = extension.get("usage") if isinstance(extension, Mapping) else None
+            if raw_usage is None:
+                raw_usage = choice.get("usage")
         usage = parse_usage(raw_usage) if raw_usage is not None else None
         if usage is not None and usage.total_tokens and (self._usage is None
                                                          or usage != self._usage):
@@ -203,15 +191,31 @@ class ChunkParser:
 
     def delta(self, delta: Mapping[str, Any], out: list[ModelChunk]) -> None:
         """Fold one ``delta``/``message`` object in."""
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        reasoning = (delta.get("reasoning_content") or delta.get("reasoning")
+                     or delta.get("reasoning_text"))
         if reasoning and isinstance(reasoning, str):
-            out.append(ThinkingDelta(reasoning))
+            reasoning = new_text(self._so_far, "reasoning", reasoning)
+            if reasoning:
+                out.append(ThinkingDelta(reasoning))
+        opaque = delta.get("reasoning_opaque")  # GitHub Copilot's, with reasoning_text
+        if opaque and isinstance(opaque, str):
+            out.append(ThinkingDelta(provider_data={REASONING_OPAQUE: opaque}))
         content = delta.get("content")
         if content:
             self._texted = True
             if isinstance(content, list):
-                content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            self.text(content, out)
+                thought, content = content_parts(content)
+                if thought:
+                    out.append(ThinkingDelta(thought))
+            elif type(content) is str:
+                seen = self._so_far.get("content")
+                if seen is not None and len(content) < seen.size and not seen.cumulative:
+                    seen.parts.append(content)  # an incremental delta: ``new_text``'s fast path
+                    seen.size += len(content)
+                else:
+                    content = new_text(self._so_far, "content", content, self._ending)
+            if content:
+                self.text(content, out)
         refusal = delta.get("refusal")
         if refusal:
             self._refused = True
@@ -223,6 +227,8 @@ class ChunkParser:
             self._details.add(details)
         calls = delta.get("tool_calls")
         if calls:
+            if type(calls) is dict:  # one call as an object, not a list (TGI before 3.0)
+                calls = [calls]
             for call in calls:
                 out.append(self.tool_call(call))
         elif isinstance(legacy := delta.get("function_call"), Mapping) and legacy:
@@ -260,10 +266,10 @@ class ChunkParser:
         else:
             if call_id is not None and call_id in self._ids:
                 index = self._ids[call_id]
-            elif call_id is not None or name is not None or self._last < 0:
-                index = self._next
+            elif self._last < 0 or (call_id is None and name is None) or self._anonymous():
+                index = max(self._last, 0)  # the open call (its id and name come late)
             else:
-                index = self._last
+                index = self._next
         if name is not None and index not in self._names:
             self._names[index] = name
         if call_id is not None:
@@ -284,10 +290,16 @@ class ChunkParser:
             self._args.pop(index, None)
         return ToolCallDelta(index, call_id, name, args, provider_data=data)
 
+    def _anonymous(self) -> bool:
+        """Whether the latest call came with arguments alone so far (no id, no
+        name): a server that sends a call's first argument text before its id
+        and name (Zoo-Code-Org/Zoo-Code#695) names it in a later fragment."""
+        return self._last not in self._names and self._last not in self._ids.values()
+
     def _closed(self, index: int) -> bool:
         """Whether the argument text of the call at ``index`` is whole JSON."""
         seen = self._args.get(index)
-        return seen is not None and _whole_json(seen.text())
+        return seen is not None and whole_json(seen.text())
 
     def _new_arguments(self, index: int, fresh: bool, named: bool, args: str) -> str:
         """What ``args`` adds to the argument text of the call at ``index``.
@@ -300,10 +312,10 @@ class ChunkParser:
         ``ToolCallAssembler``, which reads those). Only a fragment longer than
         the text so far is compared: a delta stream pays no join."""
         seen = self._args.get(index)
-        if seen is not None and seen.cumulative and named and _whole_json(seen.text()):
+        if seen is not None and seen.cumulative and named and whole_json(seen.text()):
             fresh = True  # a call of its own after a whole one (a server without ids)
         if seen is None or fresh:
-            self._args[index] = _Arguments(args)
+            self._args[index] = SoFar(args)
             return args
         if seen.cumulative:
             text = seen.text()
@@ -312,7 +324,7 @@ class ChunkParser:
                 return args[len(text):]
         elif len(args) > seen.size:
             text = seen.text()
-            if text.strip() and args.startswith(text) and not _whole_json(text):
+            if text.strip() and args.startswith(text) and not whole_json(text):
                 seen.cumulative = True
                 seen.parts, seen.size = [args], len(args)
                 return args[len(text):]

@@ -209,7 +209,7 @@ class OpenAICompatibleModel(OpenAISending):
         self._key_missing = not key and self.own_host
         all_headers = dict(headers or {})
         if key:
-            all_headers["authorization"] = f"Bearer {key}"
+            all_headers.update(self.key_headers(key, url))
         self._http = HttpClient(url, headers=all_headers, vendor=self.vendor,
                                 error_mapper=self._map_error, settings=settings,
                                 body_error=self.ok_body_error,
@@ -230,6 +230,12 @@ class OpenAICompatibleModel(OpenAISending):
         self._markups = resolve_markups(tool_markups)
 
     # -- identity -------------------------------------------------------------
+    def key_headers(self, key: str, base_url: str) -> dict[str, str]:
+        """The headers carrying the API ``key`` to ``base_url`` (default:
+        ``Authorization: Bearer``). Each is a credential header
+        (``CREDENTIAL_HEADERS``): never in a repr, an error or a log."""
+        return {"authorization": f"Bearer {key}"}
+
     def rate_family(self, model: str) -> str:
         """The model family sharing one rate limit (default: the name without a date suffix)."""
         return model_family(model)

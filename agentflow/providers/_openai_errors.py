@@ -68,6 +68,18 @@ limit", ``_ollama_errors.SPENT_PLAN``). No wait within a call frees it:
 a ``QuotaExceededError``, never retried."""
 
 
+_SPENT_ACCOUNT_CODES = frozenset({"exceeded_current_quota_error"})
+"""Error types for an account whose balance is spent: Moonshot's (Kimi) 429 or
+403 ``exceeded_current_quota_error``, "Your account ... is not active,
+organization ... exceeded current quota" (MoonshotAI/Kimi-K2#5)."""
+_SPENT_ACCOUNT = re.compile(
+    r"suspended due to insufficient balance|exceeded current quota", re.I)
+"""The same words relayed by a gateway under its own code (OpenRouter's 429
+"Provider returned error" holding Moonshot's "Your account ... is suspended
+due to insufficient balance", anomalyco/opencode#24462). Retried, such an
+error fails alike until someone pays: a ``QuotaExceededError``."""
+
+
 def _param(data: Any) -> str | None:
     err = data.get("error") if isinstance(data, dict) else None
     param = err.get("param") if isinstance(err, dict) else None
@@ -88,7 +100,8 @@ def openai_error(
     over the context window (400/413/422, or llama.cpp's 500; a 429 for one
     request over the per-minute token budget) is a ``ContextLengthError``
     (``_context_errors``), never retried either; a 429 for a daily limit
-    (``_DAILY_LIMIT``) is a ``QuotaExceededError``; a 500 in which a chat template
+    (``_DAILY_LIMIT``) and a 403 or 429 for a spent account (``_SPENT_ACCOUNT``)
+    are ``QuotaExceededError``s; a 500 in which a chat template
     refuses the history's tool-call ids or roles (``call_ids_refused``,
     ``roles_refused``) a ``BadRequestError``."""
     if status in (400, 413, 422, 429, 500):
@@ -106,9 +119,10 @@ def openai_error(
         if call_ids_refused(message) or roles_refused(message) or content_refused(message):
             # a chat template's or the server's refusal of the request: never retried
             return BadRequestError(message, status=status, code=code, vendor=vendor)
-    if status == 429:
+    if status in (403, 429):
         message, code, _ = error_message(body)
-        if _DAILY_LIMIT.search(message):
+        if (code in _SPENT_ACCOUNT_CODES or _SPENT_ACCOUNT.search(message)
+                or (status == 429 and _DAILY_LIMIT.search(message))):
             return QuotaExceededError(message, status=status, code=code, vendor=vendor)
     if status in (400, 422):
         message, code, data = error_message(body)
@@ -191,7 +205,7 @@ def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | No
                                     {"error": dict(err)})
     if too_long is not None:
         return too_long
-    if "insufficient_quota" in kind:
+    if "insufficient_quota" in kind or "exceeded_current_quota" in kind:
         return QuotaExceededError(message, **kw)
     if "rate_limit" in kind:
         return RateLimitedError(message, **kw)

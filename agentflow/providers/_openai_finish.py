@@ -30,6 +30,8 @@ _FINISH: dict[str, FinishReason] = {
     "safety": "content_filter", "recitation": "content_filter", "blocklist": "content_filter",
     "prohibited_content": "content_filter", "spii": "content_filter",
     "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+    "language": "content_filter", "image_safety": "content_filter",
+    "image_prohibited_content": "content_filter", "image_recitation": "content_filter",
     "malformed_function_call": "error", "timeout": "error",
 }
 """``abort``: vLLM and SGLang end a request their engine aborted (shutdown, a
@@ -55,8 +57,9 @@ def finish_reason(raw: str) -> FinishReason:
 
 def parse_usage(data: Any) -> Usage | None:
     """``Usage`` from a ``usage`` object (``prompt_tokens``, ``completion_tokens``,
-    ``prompt_tokens_details.cached_tokens`` or DeepSeek's
-    ``prompt_cache_hit_tokens``, ``completion_tokens_details.reasoning_tokens``).
+    ``prompt_tokens_details.cached_tokens``, DeepSeek's
+    ``prompt_cache_hit_tokens`` or Moonshot's top-level ``cached_tokens``,
+    ``completion_tokens_details.reasoning_tokens``).
 
     Raises:
         ValueError, TypeError, AttributeError: counts that are not numbers, or
@@ -68,6 +71,7 @@ def parse_usage(data: Any) -> Usage | None:
     completion = data.get("completion_tokens") or data.get("output_tokens") or 0
     details = data.get("prompt_tokens_details") or {}
     out_details = data.get("completion_tokens_details") or {}
-    cached = details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
+    cached = (details.get("cached_tokens") or data.get("prompt_cache_hit_tokens")
+              or data.get("cached_tokens") or 0)
     reasoning = out_details.get("reasoning_tokens") or 0
     return Usage(int(prompt), int(completion), int(cached), int(reasoning))

@@ -30,8 +30,8 @@ from agentflow.providers._openai_errors import (
 
 __all__ = ["DEFAULT_ONLY_FIELDS", "MAX_REMEDIES", "MIN_OUTPUT_ROOM", "OPTIONAL_FIELDS",
            "STREAM_FIELDS", "TOKEN_FIELDS", "Remediable", "apply_remedy", "output_room",
-           "refused_optional_fields", "refused_part", "refused_token_field", "remedy_for",
-           "strict_refused"]
+           "refused_optional_fields", "refused_part", "refused_token_field", "remediable",
+           "remedy_for", "strict_refused"]
 
 OPTIONAL_FIELDS = ("stream_options", "parallel_tool_calls")
 """Request fields that only refine a request (usage in the stream's last chunk,
@@ -215,6 +215,24 @@ def remedy_for(
                                        status=error.status, code=error.code,
                                        vendor=error.vendor)
     return refused_part(error, carrier)
+
+
+def remediable(error: BadRequestError) -> bool:
+    """Whether ``error`` reads as one of the refusals ``remedy_for`` has a
+    remedy for (any of them, whatever the refused request carried). Asked
+    when the request as sent can no longer be rebuilt: a concurrent request
+    of the model applied a remedy meanwhile, so this refusal may be the one
+    remedied, and the request goes again the new way only then; any other
+    400 (an image the server cannot read, a prompt over the window) is
+    raised at once, never sent twice."""
+    message = str(error)
+    named = OPTIONAL_FIELDS + DEFAULT_ONLY_FIELDS + TOKEN_FIELDS
+    return (any(pattern.search(message) for pattern in _OUTPUT_OVER_WINDOW)
+            or call_ids_refused(message) or reasoning_refused(message)
+            or content_refused(message) or roles_refused(message) is not None
+            or strict_refused(error) or engine_refused(message)
+            or _STREAM_REFUSAL.search(message) is not None
+            or bool(refused_optional_fields(message, named)))
 
 
 _log = get_logger("agentflow.providers")

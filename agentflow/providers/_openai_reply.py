@@ -137,7 +137,9 @@ class OpenAIReplyHooks:
         """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
         asked for, or sent by a proxy that forces streaming on a whole-reply request.
 
-        An error event saying the vendor could not read the model's tool call or
+        An event whose data is JSON ``null`` (some OpenAI-compatible upstreams
+        put one between chunks, earendil-works/pi#2466) carries nothing and is
+        skipped. An error event saying the vendor could not read the model's tool call or
         JSON (``failed_output``: Groq ``tool_use_failed``) ends the reply with
         finish reason ``error`` (``failed_generation``), as a failed generation.
 
@@ -162,6 +164,8 @@ class OpenAIReplyHooks:
                     return
                 raise guard.broken(error)
             payload = guard.load(event.data)
+            if payload is None:  # ``data: null``: an event that carries nothing
+                continue
             received = True
             try:
                 chunks = guard.fold(read, payload)
@@ -205,6 +209,9 @@ class OpenAIReplyHooks:
                 or type(self).payload_error is not _STOCK_PAYLOAD_ERROR) and (
                 error := self.payload_error(payload)):
             raise error
+        failed = _choice_error(payload)
+        if failed is not None and (error := self.payload_error({"error": failed})):
+            raise error
         return parser.feed(payload)
 
     def event_error(self, data: str) -> ProviderError:
@@ -219,6 +226,25 @@ class OpenAIReplyHooks:
 
 
 _STOCK_PAYLOAD_ERROR = OpenAIReplyHooks.payload_error
+
+
+def _choice_error(payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The error object a choice ended with, or ``None``. OpenRouter reports an
+    upstream failure after its 200 inside the choice, ``{"finish_reason":
+    "error", "error": {"code": 404, "message": "No endpoints found that
+    support image input"}}`` (nodetool-ai/nodetool#5755), in a whole reply and
+    in a stream chunk: typed by its code as its HTTP twin (a 404 is never
+    retried), where the bare finish reason said only that the generation
+    failed."""
+    choices = payload.get("choices")
+    if not isinstance(choices, list):
+        return None
+    for choice in choices:
+        if isinstance(choice, Mapping) and choice.get("finish_reason") == "error":
+            error = choice.get("error")
+            if isinstance(error, Mapping) and error:
+                return error
+    return None
 
 
 def failed_generation(vendor: str, error: ProviderError) -> FinishChunk:

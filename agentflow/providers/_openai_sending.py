@@ -13,20 +13,31 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
+import aiohttp
+
 from agentflow.errors import AuthenticationError, BadRequestError
 from agentflow.media.tokens import request_media_cost
 from agentflow.messages import Msg
-from agentflow.model import GenerateOptions, ModelChunk, ToolSpec
+from agentflow.model import FinishChunk, GenerateOptions, ModelChunk, ToolSpec
 from agentflow.providers._context_cuts import cut_error, prompt_estimate, silent_cut
+from agentflow.providers._exchange import Exchange
 from agentflow.providers._http import HttpClient
 from agentflow.providers._http_errors import STREAM_TYPES
-from agentflow.providers._markup import AnyMarkup, filter_for
+from agentflow.providers._markup import AnyMarkup, MarkupFilter, filter_for
+from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_errors import failed_output
-from agentflow.providers._openai_remedies import MAX_REMEDIES, apply_remedy, remedy_for
+from agentflow.providers._openai_plain import plain_reply
+from agentflow.providers._openai_remedies import (
+    MAX_REMEDIES,
+    apply_remedy,
+    remediable,
+    remedy_for,
+)
 from agentflow.providers._openai_reply import OpenAIReplyHooks, failed_generation
 from agentflow.providers._openai_request import OpenAIRequestHooks
 from agentflow.providers._payload import NOT_PARSED, ReplyGuard
 from agentflow.providers._streams import BufferedBody, ndjson_body, sse_body, sse_response
+from agentflow.reply import ReplyBuilder, fold_stream
 
 __all__ = ["OpenAISending"]
 
@@ -72,8 +83,9 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
         / ``max_completion_tokens``, Azure OpenAI's reasoning models and older
         API versions). A refusal of a request built before a concurrent
         request of this model applied a remedy is sent again the new way
-        first (the refusal may be the one remedied: two users' conversations
-        that both need it both go on). At most ``MAX_REMEDIES`` such resends
+        first when it is such a refusal (``remediable``: it may be the one
+        remedied, and two users' conversations that both need it both go
+        on); any other 400 is raised, never sent twice. At most ``MAX_REMEDIES`` such resends
         per request.
 
         One async generator per request (``_send``): nothing is built or sent
@@ -94,6 +106,84 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
         """Build the body, send it (again after a remedied refusal, see
         ``stream``) and yield the reply's chunks."""
         markup = filter_for(self._markups, tools)
+        started = await self._start(messages, tools, options)
+        if isinstance(started, FinishChunk):  # the model's output failed: sample again
+            yield started
+            return
+        exchange, streaming = started
+        window = self._profile.context_window
+        async with exchange as response:
+            source = await self._reply_source(exchange, response, streaming, markup)
+            if isinstance(source, list):  # a whole reply: its chunks, read at once
+                for chunk in source:
+                    if chunk.type == "usage" and window:
+                        self._check_cut(messages, window, chunk.usage.input_tokens)
+                    yield chunk
+                return
+            async for chunk in source:
+                if chunk.type == "usage" and window:
+                    self._check_cut(messages, window, chunk.usage.input_tokens)
+                yield chunk
+
+    async def whole_reply(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions,
+        reply: ReplyBuilder,
+    ) -> None:
+        """Send one request and fold its whole reply into ``reply`` (the
+        ``ChatModel`` contract's optional whole-reply path, ``agentflow.model``):
+        what folding ``stream``'s chunks would give, errors included. A plain
+        reply (``_openai_plain``) is read at once, with no parser, chunk or
+        guard; any other (tool calls, reasoning, a stream a proxy forced...)
+        through the chunks ``stream`` reads it as. A subclass that reads its
+        replies its own way (its own ``stream``, ``read_payload``,
+        ``payload_error`` or parser) has ``stream``'s chunks folded."""
+        reads = _READS.get(type(self))
+        if reads is None:
+            reads = _READS[type(self)] = _reads(type(self))
+        if reads == "stream":
+            await fold_stream(self.stream(messages, tools, options), reply)
+            return
+        markup = filter_for(self._markups, tools)
+        started = await self._start(messages, tools, options)
+        if isinstance(started, FinishChunk):
+            reply.add(started)
+            return
+        exchange, streaming = started
+        window = self._profile.context_window
+        async with exchange as response:
+            # the HTTP layer's parse of a whole body, when it made one (never of a stream)
+            data = exchange.parsed
+            if (data is not NOT_PARSED and reads == "plain" and not markup.active
+                    and self._parser_type is ChunkParser
+                    and (plain := plain_reply(data)) is not None):
+                if plain.text:
+                    reply.add_text(plain.text, plain.logprobs)
+                usage = plain.usage
+                if usage is not None:
+                    if window:
+                        self._check_cut(messages, window, usage.input_tokens)
+                    reply.usage = usage
+                if plain.reason is not None:
+                    reply.add(FinishChunk(plain.reason, "", plain.model, plain.reply_id))
+                return
+            source = await self._reply_source(exchange, response, streaming, markup)
+            if isinstance(source, list):
+                for chunk in source:
+                    if chunk.type == "usage" and window:
+                        self._check_cut(messages, window, chunk.usage.input_tokens)
+                    reply.add(chunk)
+                return
+            async for chunk in source:
+                if chunk.type == "usage" and window:
+                    self._check_cut(messages, window, chunk.usage.input_tokens)
+                reply.add(chunk)
+
+    async def _start(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> tuple[Exchange, bool] | FinishChunk:
+        """The started exchange of the request and whether it asked for a
+        stream, after the remedies ``stream`` describes; a ``FinishChunk``
+        (``failed_generation``) when the vendor failed the model's output."""
         media = request_media_cost(messages, self._profile.media_tokens)
         for remedies in range(MAX_REMEDIES + 1):
             remedied = self._remedied  # the way this request is built and sent
@@ -111,9 +201,8 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
                 break
             except BadRequestError as exc:
                 if failed_output(exc):  # the model's output, not the request: sample again
-                    yield failed_generation(self.vendor, exc)
-                    return
-                if self._remedied != remedied and remedies < MAX_REMEDIES:
+                    return failed_generation(self.vendor, exc)
+                if self._remedied != remedied and remedies < MAX_REMEDIES and remediable(exc):
                     continue  # a concurrent request remedied this model meanwhile: the new way
                 # what the refused request carried is read only now (the same body
                 # again): a request that is not refused pays nothing for it
@@ -124,29 +213,29 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
                 if isinstance(remedy, BadRequestError):  # (the feature the refusal names)
                     raise remedy from exc
                 options = apply_remedy(self, remedy, exc, options)  # or raises exc
-        window = self._profile.context_window
-        async with exchange as response:
-            if sse_response(response) or (streaming and response.content_type in STREAM_TYPES):
-                source: Any = response  # a stream, asked for or forced by a proxy
-            else:  # (any other type was read whole by the transport's check: parsed)
-                data = exchange.parsed  # the HTTP layer's parse of the body, when it made one
-                raw = b"" if data is not NOT_PARSED else await response.read()
-                if data is not NOT_PARSED or not (sse_body(raw) or ndjson_body(raw)):
-                    guard = ReplyGuard(self.vendor, stream=False)
-                    if data is NOT_PARSED:
-                        data = guard.load(raw)
-                    for chunk in self.whole_chunks(guard, data, markup):
-                        if chunk.type == "usage" and window:
-                            self._check_cut(messages, window, chunk.usage.input_tokens)
-                        yield chunk
-                    return
-                # events under another content type (text/plain, application/json), or
-                # chunks one a line without ``data:`` (xorbitsai/inference#523)
-                source = BufferedBody(raw, response)
-            async for chunk in self._read_stream(source, markup):
-                if chunk.type == "usage" and window:
-                    self._check_cut(messages, window, chunk.usage.input_tokens)
-                yield chunk
+        return exchange, streaming
+
+    async def _reply_source(
+        self, exchange: Exchange, response: aiohttp.ClientResponse, streaming: bool,
+        markup: MarkupFilter,
+    ) -> list[ModelChunk] | AsyncIterator[ModelChunk]:
+        """The chunks of the reply ``response``: a list for a whole reply (read
+        at once), else an iterator over its stream, whatever content type a
+        proxy gives it."""
+        if sse_response(response) or (streaming and response.content_type in STREAM_TYPES):
+            source: Any = response  # a stream, asked for or forced by a proxy
+        else:  # (any other type was read whole by the transport's check: parsed)
+            data = exchange.parsed  # the HTTP layer's parse of the body, when it made one
+            raw = b"" if data is not NOT_PARSED else await response.read()
+            if data is not NOT_PARSED or not (sse_body(raw) or ndjson_body(raw)):
+                guard = ReplyGuard(self.vendor, stream=False)
+                if data is NOT_PARSED:
+                    data = guard.load(raw)
+                return self.whole_chunks(guard, data, markup)
+            # events under another content type (text/plain, application/json), or
+            # chunks one a line without ``data:`` (xorbitsai/inference#523)
+            source = BufferedBody(raw, response)
+        return self._read_stream(source, markup)
 
     def _check_cut(self, messages: Sequence[Msg], window: int, evaluated: int) -> None:
         """Refuse a reply over a prompt the server cut to its ``window`` without
@@ -160,3 +249,21 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
             sent = prompt_estimate(messages)
             if silent_cut(sent, window, evaluated):
                 raise cut_error(self.vendor, sent, window, evaluated)
+
+
+_READS: dict[type, Literal["plain", "chunks", "stream"]] = {}
+"""Per model class, how ``whole_reply`` reads a reply (``_reads``)."""
+
+
+def _reads(cls: type[OpenAISending]) -> Literal["plain", "chunks", "stream"]:
+    """How ``whole_reply`` reads a reply of a model of class ``cls``: ``stream``'s
+    chunks folded (a class with its own ``stream``), a plain reply at once and
+    any other through the chunks (the stock readers), or every reply through
+    the chunks (its own ``read_payload``, ``payload_error`` or ``whole_chunks``)."""
+    if cls.stream is not OpenAISending.stream or cls._send is not OpenAISending._send:
+        return "stream"
+    if (cls.read_payload is not OpenAISending.read_payload
+            or cls.payload_error is not OpenAISending.payload_error
+            or cls.whole_chunks is not OpenAISending.whole_chunks):
+        return "chunks"
+    return "plain"

@@ -40,6 +40,7 @@ from agentflow.providers._call_ids import (
 from agentflow.providers._media import ImageUrlStyle, openai_part
 from agentflow.providers._openai_chunks import (
     CALL_EXTRAS,
+    REASONING_OPAQUE,
     ChunkParser,
     finish_reason,
     parse_usage,
@@ -109,10 +110,12 @@ def format_messages(
     is off (a vendor's own host, which never sends one and may refuse the
     field): Gemini's OpenAI-compatible endpoints put the call's thought
     signature there and refuse the call in history without it (400
-    "Function call is missing a thought_signature", crmne/ruby_llm#591).
-    ``foreign_signature`` (Gemini 3 and later there): the signature an
-    assistant turn's first call gets when it came without one (a history made
-    by another model, or by hand), Google's documented stand-in for calls
+    "Function call is missing a thought_signature", crmne/ruby_llm#591); so
+    do a turn's ``reasoning_details`` (OpenRouter) and ``reasoning_opaque``
+    (GitHub Copilot, with its ``reasoning_text``). ``foreign_signature``
+    (Gemini 3 and later there): the signature an assistant turn's first call
+    gets when it came without one (a history made by another model, or by
+    hand), Google's documented stand-in for calls
     Gemini did not make (ai.google.dev/gemini-api/docs/thought-signatures,
     "FAQs"); the native adapter sends the same (``_gemini_request``).
     """
@@ -185,6 +188,7 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool,
     thinking: list[str] = []
     calls: list[dict[str, Any]] = []
     details: Any = None
+    opaque: Any = None
     for block in msg.content:
         if isinstance(block, TextBlock):
             texts.append(block.text)
@@ -192,6 +196,8 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool,
             thinking.append(block.thinking)
             if call_extras and block.provider_data.get(REASONING_DETAILS):
                 details = block.provider_data[REASONING_DETAILS]
+            if call_extras and block.provider_data.get(REASONING_OPAQUE):
+                opaque = block.provider_data[REASONING_OPAQUE]
         elif isinstance(block, ToolUseBlock):
             call: dict[str, Any] = {
                 "id": block.id if len(block.id) <= OPENAI_MAX_ID else openai_call_id(block.id),
@@ -207,6 +213,9 @@ def _assistant(msg: Msg, reasoning: ReasoningHistory, call_extras: bool,
     out: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
     if details:
         out["reasoning_details"] = details
+    if opaque:  # GitHub Copilot's reasoning state, back with its text (as its clients send it)
+        out["reasoning_opaque"] = opaque
+        out["reasoning_text"] = "".join(thinking)
     if reasoning == "tags" and thinking:
         out["content"] = f"<think>\n{''.join(thinking).strip()}\n</think>\n\n{text}"
     if calls:

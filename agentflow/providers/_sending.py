@@ -56,6 +56,7 @@ from agentflow.providers._http_settings import (
     register_credentials,
 )
 from agentflow.providers._payload import NOT_PARSED, dump_json
+from agentflow.providers._reply_cap import cap_reply
 from agentflow.providers._retry import Wait, retryable
 from agentflow.providers._streams import has_event
 from agentflow.ratelimit import RateGovernor, RateLease, estimate_request_tokens
@@ -205,6 +206,8 @@ class RequestSteps:
             raise ProviderConnectionError(
                 f"cannot reach {self.vendor}: {type(exc).__name__}", vendor=self.vendor
             ) from exc
+        if self._replies:  # (a batch API's files may be large: read line by line)
+            cap_reply(response, self.settings.max_reply_bytes, self.vendor)
         self._observe(lease, response)
         if 300 <= response.status < 400:
             response.release()

@@ -46,7 +46,7 @@ from typing import Any
 import aiohttp
 
 from agentflow._logging import get_logger
-from agentflow.errors import BadRequestError, TruncatedStreamError
+from agentflow.errors import BadRequestError, ServerError, TruncatedStreamError
 from agentflow.media.tokens import AreaImages, MediaTokens
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec, UsageChunk
@@ -342,7 +342,8 @@ class AnthropicChatModel(WholeReplyBatches):
 
         Raises:
             ProviderError: an ``event: error`` (529 ``overloaded_error`` ->
-                ``OverloadedError``...).
+                ``OverloadedError``...; a frame without the ``"type": "error"``
+                discriminator too; data that is text: ``ServerError``).
             TruncatedStreamError: the stream ended before ``message_stop``, or
                 reached it without a ``stop_reason`` (``partial=True``).
             ProviderConnectionError: an event is malformed, or the reply had
@@ -354,6 +355,11 @@ class AnthropicChatModel(WholeReplyBatches):
         async for event in iter_sse(response):
             if not event.data:
                 continue
+            if event.event == "error" and not event.data.lstrip().startswith("{"):
+                # an ``event: error`` whose data is text (a proxy's "upstream request
+                # timeout"): the stream failed, and its words say why
+                raise ServerError(f"the stream failed: {event.data.strip()[:500]}",
+                                  vendor=VENDOR)
             for chunk in guard.fold(reader.feed, guard.load(event.data)):
                 finished = finished or chunk.type == "finish"
                 yield chunk

@@ -13,9 +13,11 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from agentflow.batch_api.protocol import BatchRequest
 from agentflow.media.tokens import MediaTokens, TiledImages
@@ -43,6 +45,7 @@ __all__ = [
     "PROFILES",
     "OpenAIChatModel",
     "OpenAICompatibleModel",
+    "azure_deployment_route",
     "create",
     "lowest_reasoning_effort",
     "openai_error",
@@ -188,6 +191,16 @@ def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
     return None if snap == RateLimitSnapshot() else snap
 
 
+_AZURE_DEPLOYMENT = re.compile(r"/openai/deployments/[^/]+", re.I)
+
+
+def azure_deployment_route(base_url: str) -> bool:
+    """Whether ``base_url`` is an Azure OpenAI deployment route
+    (``https://<resource>.openai.azure.com/openai/deployments/<name>``, on
+    any host: an API gateway in front of one keeps the path)."""
+    return _AZURE_DEPLOYMENT.search(urlsplit(base_url).path) is not None
+
+
 class OpenAIChatModel(OpenAICompatibleModel):
     """OpenAI chat completions (``OPENAI_API_KEY``); with a ``base_url`` on
     another host, the generic OpenAI-compatible adapter (profile
@@ -231,6 +244,19 @@ class OpenAIChatModel(OpenAICompatibleModel):
         super().__init__(model, headers=headers, **kwargs)
         self.max_tokens_field = max_tokens_field or (
             "max_completion_tokens" if self.own_host else "max_tokens")
+
+    def key_headers(self, key: str, base_url: str) -> dict[str, str]:
+        """``api-key: <key>`` on an Azure OpenAI deployment route
+        (``.../openai/deployments/<name>``, ``azure_deployment_route``), as the
+        official ``AzureOpenAI`` client sends a key (openai-python
+        ``lib/azure.py``: ``_auth_headers`` / ``_prepare_options``); that
+        route takes ``Authorization: Bearer`` for Entra ID tokens only, and
+        answers a key sent so with 401 "Access denied due to invalid
+        subscription key". ``Authorization: Bearer`` anywhere else (Azure's
+        ``/openai/v1`` route takes it)."""
+        if azure_deployment_route(base_url):
+            return {"api-key": key}
+        return super().key_headers(key, base_url)
 
     def apply_thinking(self, body: dict[str, Any], options: GenerateOptions) -> None:
         """``thinking=False`` on a reasoning model: the lowest ``reasoning_effort``

@@ -180,10 +180,7 @@ class RateGovernor:
         at once (nobody queued, room now: ``admit`` would not wait), or
         ``None``: then ``await admit(tokens)``. No coroutine for the common case."""
         lease = RateLease(self, tokens if tokens > 0.0 else 0.0)  # NaN -> 0.0, as admit
-        with self._lock:
-            if not self._queue and self._take(lease, RANK[PRIORITY.get()], new=True) == 0.0:
-                return lease
-        return None
+        return lease if self._take_now(lease, RANK[PRIORITY.get()], new=True) else None
 
     async def admit(self, tokens: float) -> RateLease:
         """Wait until a request of ``tokens`` estimated tokens may go out.
@@ -198,9 +195,8 @@ class RateGovernor:
     async def _acquire(self, lease: RateLease, *, new: bool) -> None:
         # a retry already holds a concurrency slot: it goes before every new request
         rank = RANK[PRIORITY.get()] if new else -1  # current_priority(), inline
-        with self._lock:  # nobody queued and room now: no waiter, no event, no heap
-            if not self._queue and self._take(lease, rank, new=new) == 0.0:
-                return
+        if self._take_now(lease, rank, new=new):
+            return
         waiter = _Waiter(rank, next(self._seq), lease, new, asyncio.get_running_loop())
         start = time.monotonic()
         with self._lock:
@@ -229,6 +225,13 @@ class RateGovernor:
             if admitted and new:  # taken on its behalf, but nobody will hold the lease
                 lease.release()
             raise
+
+    def _take_now(self, lease: RateLease, rank: int, *, new: bool) -> bool:
+        """Whether ``lease``'s request was taken at once: nobody queued and
+        room now (the fast path of ``admit_now`` and ``_acquire``: no waiter,
+        no event, no heap)."""
+        with self._lock:
+            return not self._queue and self._take(lease, rank, new=new) == 0.0
 
     def _try_take(self, waiter: _Waiter, lease: RateLease, *, new: bool) -> float:
         """0 and the request taken (``waiter`` leaves the queue), or seconds to

@@ -215,6 +215,29 @@ class Tool:
         """The tool as the model sees it."""
         return ToolSpec(self.name, self.description, self.parameters)
 
+    def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why ``arguments`` do not fit the tool (the error result ``run``
+        would give for them, read as ``run`` reads them), or ``None``; runs
+        nothing. ``agentflow.approvals`` checks a person's edited call so."""
+        checked = self._validated(arguments)
+        return checked if isinstance(checked, str) else None
+
+    def _validated(self, arguments: Mapping[str, Any]) -> BaseModel | str:
+        """``arguments`` validated (``run``'s reading), or why they do not fit."""
+        data = dict(arguments)
+        if set(data) == {RAW_ARGUMENTS}:
+            return (f"Invalid arguments for tool {self.name!r}:\n- {RAW_ARGUMENTS}: "
+                    f"{explain_raw(str(data[RAW_ARGUMENTS]))} "
+                    f"(got {str(data[RAW_ARGUMENTS])[:200]!r})")
+        try:
+            written = lax_arguments(data, self.parameters)
+            args = self.args_model.model_validate(written)
+            # lax, but a boolean is no number and digits are no date (json_kinds)
+            check_kinds(self.name, written, args, self.args_model)
+        except ValidationError as exc:
+            return f"Invalid arguments for tool {self.name!r}:\n{describe_validation_error(exc)}"
+        return args
+
     async def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Validate ``call.input`` and run the function.
 
@@ -234,27 +257,9 @@ class Tool:
         an exception's text goes through ``mask_secrets`` (registered keys,
         URLs' user info and queries cut), a ``ToolError``'s is the tool's own.
         """
-        data = dict(call.input)
-        if set(data) == {RAW_ARGUMENTS}:
-            return ToolResultBlock(
-                call.id,
-                f"Invalid arguments for tool {self.name!r}:\n- {RAW_ARGUMENTS}: "
-                f"{explain_raw(str(data[RAW_ARGUMENTS]))} (got {str(data[RAW_ARGUMENTS])[:200]!r})",
-                is_error=True,
-                name=self.name,
-            )
-        try:
-            written = lax_arguments(data, self.parameters)
-            args = self.args_model.model_validate(written)
-            # lax, but a boolean is no number and digits are no date (json_kinds)
-            check_kinds(self.name, written, args, self.args_model)
-        except ValidationError as exc:
-            return ToolResultBlock(
-                call.id,
-                f"Invalid arguments for tool {self.name!r}:\n{describe_validation_error(exc)}",
-                is_error=True,
-                name=self.name,
-            )
+        args = self._validated(call.input)
+        if isinstance(args, str):
+            return ToolResultBlock(call.id, args, is_error=True, name=self.name)
         kwargs = {
             info.alias or name: getattr(args, name)
             for name, info in type(args).model_fields.items()

@@ -1,15 +1,17 @@
 """Tool names: the rule every vendor accepts (``TOOL_NAME_PATTERN``), the check
 of a name given (``validate_tool_name``) and the repair of a derived one
-(``sanitize_tool_name``)."""
+(``sanitize_tool_name``), and the names a tool source may give a tool
+(``renamings``)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection
 
 from agentflow.errors import ToolNameError
 
-__all__ = ["TOOL_NAME_PATTERN", "sanitize_tool_name", "validate_tool_name"]
+__all__ = ["TOOL_NAME_PATTERN", "renamings", "sanitize_tool_name", "validate_tool_name"]
 
 TOOL_NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 """The tool-name rule every vendor accepts (OpenAI, DeepSeek, DashScope: 64
@@ -43,3 +45,15 @@ def sanitize_tool_name(derived: str) -> str:
         cleaned = f"_{cleaned}"
     return f"{cleaned[:55]}_{digest}"
 
+
+
+def renamings(name: str, offered: Collection[str]) -> list[str]:
+    """The names of ``offered`` that are ``name`` as an agent renames a tool
+    of a tool source (an MCP server's): prefixed (``fs_write_file`` for
+    ``write_file``), made valid (``files_read_1a2b3c4d`` for ``files.read``,
+    ``sanitize_tool_name``), or both."""
+    valid = sanitize_tool_name(name)
+    if valid == name:
+        return sorted(o for o in offered if o.endswith(f"_{name}"))
+    stem = re.escape(valid[:-9])  # the made-valid name without its hash of the original
+    return sorted(o for o in offered if o == valid or re.fullmatch(rf".+_{stem}_[0-9a-f]{{8}}", o))

@@ -5,7 +5,11 @@ A ``Toolkit`` holds an agent's tools, checks names (``^[A-Za-z0-9_-]{1,64}$``,
 unique) and runs tool calls. Beside tools it takes ``ToolSource``s: sets of
 tools that can change while the agent lives (an MCP server's, see
 ``agentflow.mcp``); the toolkit reads each source's current tools when the
-source's ``tools_revision`` moves, and checks the names again then.
+source's ``tools_revision`` moves, and checks the names again then: two
+tools with one name are an error when the toolkit is set up (or a source
+added); a name a source takes up later that another tool holds stays with
+its holder, the newcomer left out and logged (``tool_name_taken``): a
+server's change neither ends every later call nor takes a tool's name over.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from agentflow._logging import get_logger
 from agentflow.errors import ToolDefinitionError, ToolNameError
 from agentflow.model import ToolSpec
 from agentflow.tools.function_tool import Tool
@@ -58,6 +63,8 @@ class ToolSource(Protocol):
         ...
 
 
+_log = get_logger()
+
 ToolLike = Tool | ToolSource | Callable[..., Any] | Callable[..., Awaitable[Any]]
 
 
@@ -72,7 +79,9 @@ class Toolkit:
     Raises (at construction / ``add``, or when a source's tools are read):
         ToolDefinitionError: an item is neither a ``Tool``, a ``ToolSource``
             nor callable.
-        ToolNameError: two tools share a name (naming the sources of both).
+        ToolNameError: two tools share a name (naming the sources of both),
+            when the sources' tools are first read; later (a source's tools
+            changed), the tool that held the name keeps it.
         MCPNotRunningError (a ``UsageError``): a source's tools are needed
             while it cannot give them.
     """
@@ -84,6 +93,7 @@ class Toolkit:
         """The tool sources, in order (read it, never change it: ``add``)."""
         self._checks: list[Callable[[Sequence[str]], None]] = []
         self._seen: tuple[int, ...] | None = None  # the sources' revisions merged into _all
+        self._held: dict[str, object] | None = None  # name -> its holder at the last merge
         self._all: dict[str, Tool] = self._tools
         self._revision = 0
         if (isinstance(tools, Tool | ToolSource) or callable(tools)
@@ -100,7 +110,7 @@ class Toolkit:
         (``None`` for a source)."""
         if not isinstance(item, Tool) and isinstance(item, ToolSource):
             self._sources.append(item)
-            self._seen = None
+            self._seen = self._held = None
             self._revision += 1
             if item.tools_ready:
                 self._merge()
@@ -111,7 +121,7 @@ class Toolkit:
         self._tools[t.name] = t
         self._revision += 1
         if self._sources:
-            self._seen = None
+            self._seen = self._held = None
             if all(s.tools_ready for s in self._sources):
                 self._merge()
         return t
@@ -144,23 +154,48 @@ class Toolkit:
         return self._all
 
     def _merge(self) -> None:
+        """Read every source's tools into ``_all``, in order.
+
+        Raises:
+            ToolNameError: two tools share a name, on the first read since
+                the toolkit was made or a source added (``_held`` is
+                ``None``); later, the tool whose source held the name at the
+                last read keeps it (the first one, if neither did).
+        """
         seen = tuple(s.tools_revision for s in self._sources)
+        offered = [(source, t) for source in self._sources for t in source.current_tools()]
+        held = self._held
+        holder: dict[str, object] = dict.fromkeys(self._tools, self)
+        if held is not None:  # who keeps a name two tools take: its holder, else the first
+            for source, t in offered:
+                if t.name not in holder or (held.get(t.name) is source
+                                            and held.get(t.name) is not holder[t.name]):
+                    holder[t.name] = source
         merged = dict(self._tools)
-        origin = dict.fromkeys(self._tools, "the agent's own tools")
-        for source in self._sources:
-            where = f"tool source {source.source_name!r}"
-            for t in source.current_tools():
-                if t.name in merged:
+        origin: dict[str, object] = dict.fromkeys(self._tools, self)
+        for source, t in offered:
+            if t.name in merged or (held is not None and holder[t.name] is not source):
+                keeper = origin[t.name] if t.name in origin else holder[t.name]
+                if held is None:
                     raise ToolNameError(
-                        f"duplicate tool name {t.name!r}: it comes from {origin[t.name]} and "
-                        f"from {where}; tool names must be unique (filter the tools or give "
-                        "the source a prefix)")
-                merged[t.name] = t
-                origin[t.name] = where
+                        f"duplicate tool name {t.name!r}: it comes from {self._where(keeper)} "
+                        f"and from {self._where(source)}; tool names must be unique (filter "
+                        "the tools or give the source a prefix)")
+                _log.warning("tool_name_taken", tool=t.name, source=self._where(source),
+                             holder=self._where(keeper))
+                continue
+            merged[t.name] = t
+            origin[t.name] = source
         for check in self._checks:
             check(list(merged))
-        self._all, self._seen = merged, seen
+        self._all, self._seen, self._held = merged, seen, origin
         self._revision += 1
+
+    def _where(self, holder: object) -> str:
+        """``holder`` (a source, or this toolkit for its own tools) in a message."""
+        if isinstance(holder, ToolSource):
+            return f"tool source {holder.source_name!r}"
+        return "the agent's own tools"
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""

@@ -57,6 +57,9 @@ class AnthropicBatches:
         self.batches = BatchJobs(self._run_batch_request)
         self.batch_results_origin: str | None = None
         """Origin of the ``results_url`` (default: the fake's own)."""
+        self.batch_results_relative = False
+        """``results_url`` as a path only (``/v1/messages/batches/<id>/results``),
+        as a gateway in front of the API may give it."""
         self.archive_batches = 0
         """This many batches, the first to end, are archived when they end:
         ``archived_at`` set, no ``results_url``, and their results answer 404
@@ -146,6 +149,8 @@ class AnthropicBatches:
         status = {"ended": "ended", "expired": "ended", "cancelled": "ended",
                   "cancelling": "canceling"}.get(job.state, "in_progress")
         origin = self.batch_results_origin or str(request.url.origin())
+        if self.batch_results_relative:
+            origin = ""
         if job.ended and job.id not in self.archived and self.archive_batches > 0:
             self.archive_batches -= 1
             self.archived.add(job.id)

@@ -89,6 +89,8 @@ class GeminiBatches:
         self.uploads: dict[str, bytes] = {}
         """Uploaded files by name (``files/...``)."""
         self.upload_calls: list[tuple[str, int, int]] = []
+        self.upload_start_queries: list[dict[str, str]] = []
+        """The query string of each upload start (a gateway's ``?key=`` stays on it)."""
         self._open_uploads: dict[str, tuple[int, bytearray, str]] = {}
 
     def add_routes(self, app: web.Application) -> None:
@@ -182,6 +184,7 @@ class GeminiBatches:
         command = request.headers.get("X-Goog-Upload-Command", "")
         upload_id = request.query.get("upload_id")
         if upload_id is None:  # the start needs the key; the upload id authorizes the chunks
+            self.upload_start_queries.append(dict(request.query))
             refused = self._auth(request)
             if refused is not None:
                 return self.render_error(refused)

@@ -1,0 +1,66 @@
+"""How the argument text of one assembled tool call is read when it is no
+plain JSON object (used by ``agentflow.reply.ToolCallAssembler``): closing
+brackets set right (``rebalanced_arguments``), several objects glued together
+(``concatenated_objects``), and a nameless call whose arguments name it
+(``enveloped``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentflow.output.brackets import rebalanced
+from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
+
+__all__ = ["concatenated_objects", "enveloped", "rebalanced_arguments"]
+
+
+def enveloped(args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The name and arguments of a call streamed without a name whose argument
+    text is the grammar envelope ``{"function": {"_name": <name>, <arguments>}}``
+    (TGI before 3.0 streams its tool grammar's whole output so, with
+    ``"name": null``: huggingface/text-generation-inference#2794), else
+    ``(None, args)``."""
+    inner = args.get("function") if len(args) == 1 else None
+    name = inner.get("_name") if isinstance(inner, dict) else None
+    if not isinstance(inner, dict) or not isinstance(name, str) or not name:
+        return None, args
+    return name, {k: v for k, v in inner.items() if k != "_name"}
+
+
+def rebalanced_arguments(text: str, args: dict[str, Any], ended: bool) -> dict[str, Any]:
+    """``args`` (unreadable) read again from ``text`` with its closing
+    brackets set right, when that is the only fault; else ``args``."""
+    fixed = rebalanced(text, add=ended)
+    if fixed is None:
+        return args
+    again = decode_arguments(fixed)
+    return args if RAW_ARGUMENTS in again else again
+
+
+def concatenated_objects(text: str) -> list[dict[str, Any]] | None:
+    """The objects of argument text that is two or more JSON objects glued
+    together (``{"a": 1}{"a": 2}``: servers that fold parallel calls of one
+    tool into one call's arguments), or ``None``. Each is a call of its own,
+    so two outputs are never read as one (the last) and two tool calls both run.
+    The same object repeated is one call sent twice (servers that re-send the
+    whole arguments in a stream's last delta): it is read once."""
+    decoder = json.JSONDecoder()
+    objects: list[dict[str, Any]] = []
+    at, end = 0, len(text)
+    while True:
+        while at < end and text[at].isspace():
+            at += 1
+        if at == end:
+            break
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        objects.append(value)
+    if all(o == objects[0] for o in objects[1:]):
+        return objects[:1] if len(objects) > 1 else None
+    return objects

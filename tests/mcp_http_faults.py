@@ -1,0 +1,92 @@
+"""HTTP faults the test MCP server (``tests/mcp_server.py --http``) can put
+before its SDK app: ASGI wrappers that read a POST's JSON-RPC message and cut
+its response (``cutting``) or refuse it as an authenticating proxy or a
+gateway does (``guarded``). Imported by the server script from beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+__all__ = ["cutting", "guarded", "read_body", "rpc_of"]
+
+
+async def read_body(receive: Any) -> tuple[list[Any], Any]:
+    """The request's body messages, read whole, and a ``receive`` that replays them."""
+    messages = [await receive()]
+    while messages[-1].get("more_body"):
+        messages.append(await receive())
+    body = iter(messages)
+
+    async def replay() -> Any:
+        return next(body, None) or await receive()
+
+    return messages, replay
+
+
+def rpc_of(messages: list[Any]) -> Any:
+    """The JSON-RPC message a request's body holds, or ``None``."""
+    try:
+        return orjson.loads(b"".join(m.get("body", b"") for m in messages))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def cutting(app: Any) -> Any:
+    """``app``, but the response to a ``tools/call`` of ``echo`` with the text
+    ``"cut"`` is cut after its headers (the connection dropped, as a proxy's
+    idle timeout drops a long call's): the session and the server live on."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        messages, replay = await read_body(receive)
+        rpc = rpc_of(messages)
+        params = (rpc.get("params") or {}) if isinstance(rpc, dict) else {}
+        cut = params.get("name") == "echo" and (params.get("arguments") or {}).get("text") == "cut"
+
+        async def cutting_send(message: Any) -> None:
+            if cut and message["type"] == "http.response.body":
+                raise ConnectionResetError("the test server cut this response")
+            await send(message)
+
+        await app(scope, replay, cutting_send)
+
+    return wrapped
+
+
+async def _answer(send: Any, status: int, body: bytes, content_type: str,
+                  *extra: tuple[bytes, bytes]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type.encode()), *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def guarded(app: Any, token: str) -> Any:
+    """``app`` behind a bearer token, as an authenticating proxy puts it: a
+    POST without ``Authorization: Bearer <token>`` is answered 401 with an
+    OAuth error body (no JSON-RPC error); ``POST /revoke`` makes every token
+    refused from then on (it expired), ``POST /overload`` answers the next
+    POST 503 with an HTML page and ``Retry-After: 7``, as a gateway does."""
+    state = {"revoked": False, "overloaded": False}
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        if scope["path"] in ("/revoke", "/overload"):
+            state[{"/revoke": "revoked", "/overload": "overloaded"}[scope["path"]]] = True
+            return await _answer(send, 200, b"{}", "application/json")
+        if state["overloaded"]:
+            state["overloaded"] = False
+            return await _answer(send, 503, b"<html><h1>503 Service Unavailable</h1></html>",
+                                 "text/html", (b"retry-after", b"7"))
+        headers = dict(scope["headers"])
+        if state["revoked"] or headers.get(b"authorization") != f"Bearer {token}".encode():
+            return await _answer(
+                send, 401, b'{"error":"invalid_token","error_description":"The access token '
+                b'expired"}', "application/json",
+                (b"www-authenticate", b'Bearer error="invalid_token"'))
+        await app(scope, receive, send)
+
+    return wrapped

@@ -1,0 +1,98 @@
+"""A running MCP server that changes its tools
+(``notifications/tools/list_changed``) into something the agent cannot take,
+against the real test server (``tests/mcp_server.py --grow``) over stdio: a
+tool no model takes, one named as the output tool, one named as another
+server's tool. At start each is an error (tests/test_mcp.py); a change used
+to end the call under way, and every later call of every user, until the
+server was restarted. Now the tool is left out and logged, and the tools
+that worked go on working."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from agentflow import ReActAgent
+from agentflow.errors import ToolNameError
+from agentflow.mcp import MCPServer
+from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
+from tests.mcp_servers import SERVER
+
+
+def grower(**options: Any) -> MCPServer:
+    return MCPServer.stdio(sys.executable, [SERVER, "--grow"], **options)
+
+
+def names(request: RecordedRequest) -> list[str]:
+    return [t.name for t in request.tools]
+
+
+async def test_a_tool_added_that_no_model_takes_is_left_out_and_the_call_goes_on() -> None:
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("grow", {"name": "remote", "bad": True}),
+                          Call("grow", {"name": "generate_response"})]),
+        Reply(tool_calls=[Call("echo", {"text": "still here"})]),
+        "done",
+    ])
+    async with grower(include=None) as server:
+        agent = ReActAgent("a", model, tools=[server])
+        assert (await agent.call("grow")).text == "done"
+        assert model.requests[2].messages[-1].tool_results[0].output == "still here"
+        assert "remote" not in names(model.requests[1])
+        assert names(model.requests[1]).count("generate_response") == 0
+        assert set(server.skipped) == {"remote", "generate_response"}
+        assert "is not local" in server.skipped["remote"]
+        assert "reserved for structured output" in server.skipped["generate_response"]
+        later = ScriptedModel([Reply(tool_calls=[Call("add", {"a": 1, "b": 2})]), "3"])
+        assert (await ReActAgent("b", later, tools=[server]).call("add")).text == "3"
+
+
+async def test_a_tool_added_under_another_servers_tool_name_never_takes_it_over() -> None:
+    """Server ``A`` adds ``b_echo``, the name server ``B`` (``prefix="b"``)
+    gives its ``echo``: ``B``'s keeps the name, so the model's call reaches
+    ``B`` (a server's change can take no other server's tool over), and the
+    call goes on."""
+
+    def step(request: RecordedRequest) -> Reply | str:
+        done = [r.output for m in request.messages for r in m.tool_results]
+        if not done:
+            return Reply(tool_calls=[Call("grow", {"name": "b_echo"})])
+        if len(done) == 1:
+            return Reply(tool_calls=[Call("b_echo", {"text": "from B"})])
+        return " | ".join(done)
+
+    async with grower(name="A") as a, \
+            MCPServer.stdio(sys.executable, [SERVER], name="B", prefix="b",
+                            include=["echo"]) as b:
+        model = FunctionModel(step)
+        agent = ReActAgent("x", model, tools=[a, b])
+        assert (await agent.call("go")).text == "grew b_echo | from B"
+        assert names(model.requests[1]).count("b_echo") == 1
+        assert "b_echo" in [t.name for t in a.tools]  # A lists it; the agent leaves it out
+        assert (await agent.call("again")).text == "grew b_echo | from B"  # later calls too
+        # an agent made now is set up with both: the clash is an error naming both servers
+        with pytest.raises(ToolNameError, match=r"'b_echo': it comes from tool source 'A' and "
+                                                r"from tool source 'B'"):
+            ReActAgent("y", FunctionModel(step), tools=[a, b])
+
+
+async def test_a_listing_that_fails_after_a_change_keeps_the_tools_as_last_listed(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The server says its tools changed, then answers ``tools/list`` with an
+    error: the listing raised ``ToolError`` before the next model request,
+    ending the call and every later one while it failed. The tools as last
+    listed serve on (logged), and the listing is tried again each request."""
+    model = ScriptedModel([
+        Reply(tool_calls=[Call("grow", {"name": "later", "down": True})]),
+        Reply(tool_calls=[Call("echo", {"text": "still here"})]),
+        "done",
+    ])
+    async with grower() as server:
+        agent = ReActAgent("a", model, tools=[server])
+        assert (await agent.call("grow")).text == "done"
+        assert model.requests[2].messages[-1].tool_results[0].output == "still here"
+        assert "later" not in names(model.requests[2]) and "echo" in names(model.requests[2])
+        failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
+        assert len(failed) == 2 and "the tool catalogue is down" in failed[0].getMessage()
