@@ -102,7 +102,10 @@ when rules of several places hold, the examples cannot tell which is meant,
 and on a document where they read other values the field is not pinned
 (``Locator.twins``); another key every example writes the value after, whose
 rule does not hold, likewise (``Locator.echoes``: ``app: shop`` beside
-``name: shop``). Across
+``name: shop``); and a rule whose place names no word (``# `` of a title),
+where every example writes the value elsewhere too, pins only where the
+document does as well (``Locator.beside``: ``agentflow.grounding.
+chance_places``). Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
 label), whole from its first word where the lines differ only in punctuation
