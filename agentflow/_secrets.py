@@ -35,7 +35,7 @@ from typing import Any
 
 __all__ = [
     "MASK", "MIN_PREFIX", "MIN_SECRET", "mask_keys", "mask_secrets", "mask_value",
-    "redact_urls", "register_secret",
+    "redact_urls", "register_secret", "registered",
 ]
 
 MASK = "***"
@@ -101,6 +101,12 @@ def mask_secrets(text: str) -> str:
     that appears in a registered secret masked (``mask_keys``): for text a
     vendor or agentflow wrote (errors, logs, reprs)."""
     return mask_keys(redact_urls(text))
+
+
+def registered() -> bool:
+    """Whether any secret is registered (``register_secret``): without one,
+    ``mask_keys`` leaves every text as it is."""
+    return bool(_grams)
 
 
 def mask_keys(text: str) -> str:

@@ -22,6 +22,7 @@ from agentflow.extraction.confidence import REVIEW_BELOW
 from agentflow.extraction.dropped import DROPPED
 from agentflow.extraction.records import to_record
 from agentflow.grounding import Grounded, check_grounding, grounded_values
+from agentflow.output.examples import Example
 from agentflow.testing import FunctionModel
 
 DOC = "@article{smith2023,\n  title = {Tidal Models},\n  year = {2023},\n}\n"
@@ -133,3 +134,67 @@ def test_refused_names_the_values_the_document_writes() -> None:
     assert check.refused == ["version", "first_change"]
     invented = Release(first_change="Fix the build")
     assert check_grounding(grounded_values(invented, Release, marker), NEWS).refused == []
+
+
+class Install(BaseModel):
+    install_command: str | None = None
+    package: str | None = None
+    title: str
+
+
+README = "# httplib2\n\nInstallation\n------------\n\nSee the file INSTALL for the details.\n"
+EXAMPLES = [Example("# tiny-url-slug\n\n## Install\n\n    npm install tiny-url-slug\n",
+                    {"install_command": "npm install tiny-url-slug", "package": "tiny-url-slug",
+                     "title": "tiny-url-slug"})]
+
+
+async def _readme(answer: dict[str, Any], **options: Any) -> Any:
+    model = FunctionModel(lambda request: json.dumps(answer))
+    (result,) = [r async for r in extract_many(model, [README], Install, examples=EXAMPLES,
+                                               **options)]
+    return result
+
+
+async def test_an_examples_value_the_document_does_not_write_drops_its_field_only() -> None:
+    """The model wrote an example's values (not in the document) at every
+    retry (the probe's node-gyp and idna READMEs): those fields are dropped,
+    named as the example's, and the record keeps its other fields."""
+    result = await _readme({"install_command": "npm install tiny-url-slug",
+                            "package": "tiny-url-slug", "title": "httplib2"})
+    assert result.ok, result.error
+    assert result.output == Install(title="httplib2")
+    assert set(result.dropped) == {"install_command", "package"}
+    assert "an example's value" in result.dropped["package"]
+    assert result.confidence["package"] == DROPPED and "package" in result.needs_review
+
+
+async def test_an_invented_value_or_an_examples_value_for_a_required_field_still_fails() -> None:
+    invented = await _readme({"install_command": "pip install httplib3", "package": None,
+                              "title": "httplib2"})
+    assert not invented.ok and isinstance(invented.error, GroundingError)
+    required = await _readme({"install_command": None, "package": None,
+                              "title": "tiny-url-slug"})
+    assert not required.ok and isinstance(required.error, GroundingError)
+
+
+async def test_a_chunk_that_copies_an_examples_value_keeps_the_record() -> None:
+    """The probe's node-gyp README (two chunks): a chunk's copied example
+    value no longer fails the chunk, nor the record."""
+    text = README + "\n" + "Usage: run the tool on the project's directory.\n" * 3
+    model = FunctionModel(lambda request: json.dumps(
+        {"install_command": "npm install tiny-url-slug", "package": None, "title": None}))
+    (long,) = [r async for r in extract_many(model, [text], Optional, examples=OPTIONAL,
+                                             chunking=Chunking(max_chars=90))]
+    assert long.ok, long.error
+    assert long.chunks is not None and long.chunks.total > 1 and long.chunks.failed == 0
+    assert long.output == Optional() and "install_command" in long.needs_review
+    assert "an example's value" in long.dropped["install_command"]
+
+
+class Optional(BaseModel):
+    install_command: str | None = None
+    package: str | None = None
+    title: str | None = None
+
+
+OPTIONAL = [Example(e.text, Optional(**e.output)) for e in EXAMPLES]

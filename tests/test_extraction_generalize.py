@@ -98,8 +98,12 @@ async def test_no_ground_and_derived_fields_opt_out() -> None:
 async def test_example_values_are_never_copied() -> None:
     copied = {**GOOD, "name": "widgetkit"}  # the first example's value, not in DOC
     result = await run(answers(copied), examples=EXAMPLES)
-    assert not result.ok and isinstance(result.error, GroundingError)
-    assert "widgetkit" in str(result.error)
+    # never in the record: the field dropped, flagged and named (``extraction.dropped``)
+    assert result.ok and result.output.name is None and "name" in result.needs_review
+    why = result.dropped["name"]
+    assert "'widgetkit'" in why and "an example's value" in why
+    invented = await run(answers({**GOOD, "name": "gadgetkit"}), examples=EXAMPLES)
+    assert not invented.ok and isinstance(invented.error, GroundingError)
 
 
 async def test_a_separator_or_a_label_at_an_edge_is_sent_back() -> None:

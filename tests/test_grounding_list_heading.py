@@ -177,6 +177,34 @@ def test_a_value_with_a_clause_the_examples_never_show_is_not_pinned() -> None:
         "20 May 2024 (rescheduled from 13 May)")
 
 
+class Entry(BaseModel):
+    name: str | None = None
+    comment: str | None = None
+
+
+ENTRIES = [Example("[Desktop Entry]\nName=Foo Viewer\nComment=View images\n",
+                   Entry(name="Foo Viewer", comment="View images")),
+           Example("[Desktop Entry]\nName=Bar Terminal\nComment=Use the shell\n",
+                   Entry(name="Bar Terminal", comment="Use the shell"))]
+
+
+def test_a_clause_after_a_key_glued_to_its_equals_sign_is_the_values_own() -> None:
+    """``Name=Python (v3.11)``, ``Comment=Code Editing. Redefined.`` (newcomer21
+    probe, finding 7): a ``key=value`` line's value is its whole rest by the
+    format's syntax, pinned; ``Date: 20 May 2024 (rescheduled ...)`` is not."""
+    rules = learn_locators(check_examples(ENTRIES, Entry), Entry)
+    doc = "[Desktop Entry]\nName=Python (v3.11)\nComment=Code Editing. Redefined.\n"
+    assert rules["name"].values(doc) == ["Python (v3.11)"]
+    assert rules["name"].pins("Python (v3.11)")
+    assert rules["comment"].pins("Code Editing. Redefined.")
+    right = _run({"name": "Python (v3.11)", "comment": "Code Editing. Redefined."}, doc, Entry,
+                 ENTRIES)
+    assert right.ok and not right.needs_review and right.confidence["name"] == HELD
+    spaced = [Example(e.text.replace("=", " = "), e.output) for e in ENTRIES]
+    assert not learn_locators(check_examples(spaced, Entry), Entry)["name"].pins(
+        "Python (v3.11)")  # ``Name = ``: a label a sentence may follow, not a glued key
+
+
 def test_lists_under_headings_inside_another_list_are_one_list() -> None:
     """A heading written inside the list of another (``  Notes:`` under an
     item) starts no second copy of the lines both take: no item twice."""

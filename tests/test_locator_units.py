@@ -11,13 +11,15 @@ words of another kind (``1.2 beta`` for ``1.4.2``)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
 from agentflow.grounding.locators import learn_locators
 from agentflow.grounding.token_shapes import same_kinds
-from agentflow.grounding.value_clauses import clause_break
+from agentflow.grounding.value_clauses import clause_break, comment_tail
 from agentflow.output.examples import check_examples
 
 
@@ -159,3 +161,32 @@ def test_a_column_gap_is_layout_however_wide() -> None:
                                   {"obsoletes": rule})[0]
     assert confidence["obsoletes"] == HELD  # the rest of its column, numbers like 4321
     assert rule.values("Obsoletes: 2732 L. Masinter\n") == []  # no gap: no end
+
+
+class Header(BaseModel):
+    license: str | None = None
+
+
+HEADERS = [Example("#!/usr/bin/env python3\n# SPDX-License-Identifier: Apache-2.0\nimport os\n",
+                   Header(license="Apache-2.0")),
+           Example("// SPDX-License-Identifier: MIT\n#include <stdio.h>\n", Header(license="MIT"))]
+
+
+def test_more_words_after_a_key_written_inside_its_line_are_the_value() -> None:
+    """The examples' SPDX lines begin with ``# `` and ``// ``: the key is written
+    inside the line, after the comment's marker (its rule: after
+    ``SPDX-License-Identifier: ``, unanchored). ``Apache-2.0 OR MIT`` is that
+    line's value (newcomer21 probe, finding 7); a C comment's ``*/`` read with
+    it is not."""
+    learned = learn_locators(check_examples(HEADERS, Header), Header)["license"]
+    rule = dataclasses.replace(learned, left="SPDX-License-Identifier: ", anchored=False)
+    assert not rule.labelled and rule.values("# SPDX-License-Identifier: Apache-2.0 OR MIT\n") == [
+        "Apache-2.0 OR MIT"]
+    assert rule.pins("Apache-2.0 OR MIT") and rule.pins("MIT")
+    assert not rule.pins("GPL-2.0 WITH Linux-syscall-note */")  # the comment's closer
+    assert not rule.pins("Apache-2.0 WITH LLVM-exception      *|")  # a box comment's border
+    assert rule.pins("Apache-2.0 WITH LLVM-exception")
+    assert not rule.pins("MIT builtin 0.006")  # a word of another kind
+    assert not dataclasses.replace(rule, left=": ").pins("Apache-2.0 OR MIT")  # no key
+    assert comment_tail("GPL-2.0 */") and comment_tail("MIT -->") and not comment_tail("*/")
+    assert not comment_tail("/usr/lib/*/x")

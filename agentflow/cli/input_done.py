@@ -82,6 +82,8 @@ class Settle:
         """``result``'s ``InputDone``; ``source_offset`` and ``pages`` as
         ``to_record`` takes them."""
         error = result.error
+        if error is None:  # an ok record: no fault to name, nothing that stops the run
+            return InputDone(result.id, to_record(result, source_offset, pages), result.usage)
         stop = None
         unreached = False
         if (wide := run_wide(error)) is not None:  # nothing else works

@@ -30,8 +30,9 @@ from typing import Any
 import orjson
 
 from agentflow.documents.encoding import decode_text
+from agentflow.documents.line_ids import LineIds, integer_id
 from agentflow.documents.reading import MAX_INPUT_BYTES, Unusable, open_input
-from agentflow.documents.seen import MISSING, SeenIds
+from agentflow.documents.seen import MISSING
 from agentflow.errors import DocumentError
 
 __all__ = ["MAX_BLANK_LINES", "MAX_LINE_BYTES", "jsonl_lines", "jsonl_records"]
@@ -68,7 +69,7 @@ def jsonl_records(path: Path, text_field: str, id_field: str, *,
     Raises:
         Unusable: the file itself cannot be read (after the lines read before).
     """
-    seen = SeenIds()  # each id -> its line, on disk: memory does not grow with the file
+    seen = LineIds()  # each id -> its line: memory does not grow with the file
     blank = blank_bytes = 0  # blank lines in a row, and their bytes
     try:
         for number, line in jsonl_lines(path, max_line_bytes=max_line_bytes):
@@ -93,7 +94,7 @@ def jsonl_records(path: Path, text_field: str, id_field: str, *,
 
 
 def _record(path: Path, number: int, line: str, text_field: str, id_field: str,
-            seen: SeenIds) -> tuple[str, str | Unusable]:
+            seen: LineIds) -> tuple[str, str | Unusable]:
     """The ``(id, text or problem)`` of line ``number``."""
     bad = f"{path}:{number}"
     try:
@@ -108,7 +109,10 @@ def _record(path: Path, number: int, line: str, text_field: str, id_field: str,
                                             f"{', '.join(map(str, list(record)[:10])) or 'none'})")
     rid = record.get(id_field)
     doc_id = f"{path}#{rid if rid is not None else number}"
-    first = seen.setdefault(doc_id, number)
+    # the integer the id's text is (a run of them is kept without a database statement)
+    n = number if rid is None else rid if type(rid) is int else integer_id(rid) if type(
+        rid) is str else None
+    first = seen.setdefault(doc_id, n, number)
     if first is not MISSING:  # ids key the results: a repeat would lose one document
         return bad, _bad_line(path, number, f"id {rid!r} already used on line {first}; ids "
                                             "must be unique within a file")

@@ -30,7 +30,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["CACHE_KIB", "MISSING", "SeenIds", "Value"]
+__all__ = ["CACHE_KIB", "MISSING", "Missing", "SeenIds", "Value"]
 
 CACHE_KIB = 2048
 """SQLite's page cache for one ``SeenIds``, in KiB: its memory, at most."""
@@ -39,14 +39,16 @@ Value = int | str | None
 """What an id may carry: an int (a line, a position), a string, or ``None``."""
 
 
-class _Missing:
+class Missing:
+    """The type of ``MISSING``: the answer for an id never met."""
+
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "MISSING"
 
 
-MISSING: Final = _Missing()
+MISSING: Final = Missing()
 """``SeenIds.get``'s default: the id was never met (``None`` is a value)."""
 
 
@@ -79,7 +81,7 @@ class SeenIds:
             raise ValueError("SeenIds is closed")
         return self._db
 
-    def setdefault(self, key: str, value: Value) -> Value | _Missing:
+    def setdefault(self, key: str, value: Value) -> Value | Missing:
         """Add ``key`` with ``value`` unless it is there; the value it had
         before (``MISSING`` when it was not there: it is now)."""
         k = _key(key)
@@ -89,7 +91,7 @@ class SeenIds:
         row = self._conn.execute("SELECT value FROM seen WHERE id = ?", (k,)).fetchone()
         return row[0]  # type: ignore[no-any-return]
 
-    def get(self, key: str, default: Value | _Missing = MISSING) -> Value | _Missing:
+    def get(self, key: str, default: Value | Missing = MISSING) -> Value | Missing:
         """``key``'s value, or ``default`` when it was never added."""
         row = self._conn.execute("SELECT value FROM seen WHERE id = ?", (_key(key),)).fetchone()
         return default if row is None else row[0]

@@ -174,7 +174,7 @@ def field_confidence(
     output: Any, source: str, spans: Mapping[str, Any],
     locators: Mapping[str, Locator] | None = None, held: Collection[str] = (),
     token_probs: Mapping[str, float] | None = None, cut: Collection[str] = (),
-    conflicted: Collection[str] = (),
+    conflicted: Collection[str] = (), fields: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, float], list[str]]:
     """The confidence of each top-level field of ``output`` (see the module
     docstring), and the fields nothing checked (*ungrounded*), in order.
@@ -193,15 +193,16 @@ def field_confidence(
             ``LIST_CUT`` where they would be ``HELD``.
         conflicted: the fields the document's chunks (or passes) gave
             different values for: at most ``CONFLICTED``.
+        fields: ``top_fields(output)``, when the caller has them.
     """
     found: dict[str, float] = {}
     ungrounded: list[str] = []
     rules = locators or {}
-    fields = type(output).model_fields if isinstance(output, BaseModel) else {}
-    for name, value in top_fields(output).items():
-        rule = rules.get(name)
+    infos = type(output).model_fields if rules and isinstance(output, BaseModel) else {}
+    for name, value in (top_fields(output) if fields is None else fields).items():
+        rule = rules.get(name) if rules else None
         if rule is not None:
-            info = fields.get(name)
+            info = infos.get(name)
             score = _located(rule, value, source, field_max_items(info),
                              required=info is not None and not rule.many and (
                                  type(None) not in get_args(info.annotation)))

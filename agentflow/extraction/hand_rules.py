@@ -69,7 +69,7 @@ from agentflow.grounding.void_blocks import live_text, void_spans
 from agentflow.output.grammar_values import item_places, places
 from agentflow.output.list_bounds import field_max_items
 
-__all__ = ["held_fields", "lists_left"]
+__all__ = ["has_hand_rules", "held_fields", "lists_left"]
 
 _CHUNK = re.compile(r"\w+|\s|[^\w\s]")
 """Chunks of a source a grounded string may begin and end at without
@@ -161,6 +161,14 @@ def _read_shapes(output_type: type[BaseModel]) -> tuple[_Shape, ...]:
         shapes.append(_Shape(name, info, tp, tuple(marks), item if item_tp is not None else None,
                              item_tp, tuple(item_marks)))
     return tuple(shape for shape in shapes if _ruled(shape))
+
+
+def has_hand_rules(output_type: Any) -> bool:
+    """Whether a hand rule may hold a top-level field of ``output_type`` (a
+    pydantic model; any other type: never): without one, ``held_fields``
+    and ``lists_left`` find nothing in any output of it (read once per type)."""
+    return (isinstance(output_type, type) and issubclass(output_type, BaseModel)
+            and bool(_shapes(output_type)))
 
 
 def held_fields(output_type: Any, output: Any, source: str,

@@ -54,15 +54,17 @@ def _key(item: str) -> str:
     return " ".join(item.split()).lower()
 
 
-def repeated_items(output: Any, source: str) -> dict[str, list[dict[str, Any]]]:
+def repeated_items(output: Any, source: str, fields: Mapping[str, Any] | None = None
+                   ) -> dict[str, list[dict[str, Any]]]:
     """Top-level list field of ``output`` (a pydantic model or a mapping) ->
     ``[{"item": text, "listed": n, "written": m}, ...]`` for each string
     item it holds ``n >= 2`` times (whitespace and letter case folded, as
     the document is read: ``_written``) while ``source``
     writes it ``m < n`` times, in the order the items first appear; fields
-    without such an item are left out (``{}``: none)."""
+    without such an item are left out (``{}``: none). ``fields``: the
+    output's ``top_fields`` when the caller has them."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for name, value in top_fields(output).items():
+    for name, value in (top_fields(output) if fields is None else fields).items():
         if not isinstance(value, _LISTS):
             continue
         texts = {_key(v): v for v in reversed(value) if isinstance(v, str)}

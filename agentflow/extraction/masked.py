@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentflow._secrets import mask_keys, mask_value
+from agentflow._secrets import mask_keys, mask_value, registered
 
 __all__ = ["MASKED", "MASKED_REASON", "flag_masked", "mask_paths", "masked_values"]
 
@@ -41,6 +41,8 @@ def masked_values(value: Any) -> tuple[Any, list[str]]:
     with the registered credentials masked and every other character as it
     is, and the top-level fields whose value changed (``[""]`` for a changed
     output that is no mapping)."""
+    if not registered():  # no credential to mask: every value as it is (no walk)
+        return value, []
     masked = mask_value(value, urls=False)
     if masked == value:
         return value, []

@@ -53,7 +53,7 @@ from agentflow.extraction.chunked import (
 )
 from agentflow.extraction.chunking import iter_chunks
 from agentflow.extraction.defaults import extraction_marker
-from agentflow.extraction.dropped import without_unplaceable
+from agentflow.extraction.dropped import example_values, without_unplaceable
 from agentflow.extraction.one_call import extract_one
 from agentflow.extraction.recall import recall_passes
 from agentflow.extraction.verify import with_confidence
@@ -104,6 +104,7 @@ class _LongDocs:
     ground: bool | Grounded | None = None
     examples: tuple[Example, ...] | None = None
     locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
+    echoes: frozenset[str] = frozenset()  # the examples' values (a copied one is dropped)
 
 
 async def _extract_input(
@@ -160,7 +161,7 @@ async def _extract_text(
                                         settings.ground, settings.examples)
         if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
             result = without_unplaceable(result, output, text, settings.ground,
-                                         unwritten=settings.allow_partial)
+                                         unwritten=settings.allow_partial, echoes=settings.echoes)
         if settings.passes > 1 and result.ok:
             result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
                                    settings, result, start)
@@ -173,7 +174,7 @@ async def _extract_text(
         result = await extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
                                     settings.ground, settings.examples, located=located)
         return without_unplaceable(result, chunk_output, piece, settings.ground,
-                                   unwritten=settings.allow_partial)
+                                   unwritten=settings.allow_partial, echoes=settings.echoes)
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,
@@ -308,5 +309,6 @@ def plan_extraction(
     # each call's set-up takes them checked (one owner: this plan), never checks them again
     given = CheckedExamples(shown, checked, output, marker, locators)
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
-                         marker if marker is not None else False, given, locators)
+                         marker if marker is not None else False, given, locators,
+                         example_values(c.value for c in checked))
     return ExtractionPlan(agent, output, settings, tuple(checked), locators)

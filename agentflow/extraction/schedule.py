@@ -78,7 +78,10 @@ async def schedule(
                 index = 0
                 ids = IdCheck()  # a lazy iterable: each id checked as it is read
                 try:
-                    async with contextlib.aclosing(_aiter(inputs)) as stream:
+                    # an async generator is read as it is (closed here all the same): no
+                    # generator around it to step through per input
+                    stream = inputs if isinstance(inputs, AsyncGenerator) else _aiter(inputs)
+                    async with contextlib.aclosing(stream):
                         async for raw in stream:
                             if not checked_ids:
                                 ids.add(index, raw)
@@ -122,7 +125,8 @@ async def schedule(
         finally:
             computing.pop(index, None)
             limiter.release()
-        if not halted and run_wide(result.error) is not None:  # every input would meet it
+        if result.error is not None and not halted and run_wide(result.error) is not None:
+            # every input would meet it
             halted.append(index)
             stopping.extend(computing.values())
             for other in stopping:  # their requests stop with them
@@ -143,7 +147,7 @@ async def schedule(
     next_index = 0
     async with contextlib.aclosing(produced(receive, supervisor)) as results:
         async for result in results:
-            fault = run_wide(result.error)
+            fault = run_wide(result.error) if result.error is not None else None
             if fault is not None:  # the run's, not this input's: what finished, then it
                 late = await _late_records(receive, stopping)  # ("completed": none pending)
                 pending.update((record.index, record) for record in late)

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentflow.batch_types import ExtractResult
-from agentflow.extraction.confidence import field_confidence, needs_review
+from agentflow.extraction.confidence import field_confidence, needs_review, top_fields
 from agentflow.extraction.dict_cuts import dict_cuts
 from agentflow.extraction.dropped import with_dropped
-from agentflow.extraction.hand_rules import held_fields
+from agentflow.extraction.hand_rules import has_hand_rules, held_fields
 from agentflow.extraction.list_cuts import list_cuts
 from agentflow.extraction.list_repeats import repeated_items, with_repeats
 from agentflow.grounding.locators import Locator
@@ -38,12 +38,17 @@ def with_confidence(result: ExtractResult, text: str, locators: Mapping[str, Loc
     if result.truncated is not None:
         text = text[: result.truncated.kept_chars]
     value, spans = result.output, result.spans
-    held = held_fields(output, value, text, spans)
-    cut = list_cuts(output, value, text, spans, locators)
-    conflicted = {c.path.split(".")[0].split("[")[0] for c in result.conflicts}
+    # the checks that can apply to this output's type only (hand rules and list cuts: a
+    # type with hand rules, or a run with learned locators)
+    ruled = has_hand_rules(output)
+    held = held_fields(output, value, text, spans) if ruled else frozenset()
+    cut = list_cuts(output, value, text, spans, locators) if ruled or locators else {}
+    conflicted = ({c.path.split(".")[0].split("[")[0] for c in result.conflicts}
+                  if result.conflicts else ())
+    fields = top_fields(value)  # read once for the scores and the repeats
     confidence, ungrounded = field_confidence(value, text, spans, locators, held,
-                                              result.token_probs, cut, conflicted)
-    repeats = repeated_items(value, text)  # a list holding an item too often
+                                              result.token_probs, cut, conflicted, fields)
+    repeats = repeated_items(value, text, fields)  # a list holding an item too often
     if repeats:
         confidence = with_repeats(confidence, repeats)
     if result.dropped:

@@ -47,18 +47,22 @@ _LOOP = re.compile(r"(.{1,16}?)\1{" + str(MIN_LOOP_REPEATS - 1) + ",}", re.DOTAL
 
 
 _SEQUENCES = (list, tuple)
+_CONTAINERS = (str, list, tuple, dict)
+"""What ``_leaves`` reads before it asks whether a value is a model."""
 _SCALARS = frozenset({type(None), bool, int, float})
 """Leaf types that hold no string (no walk into them, no test of each kind)."""
 
 
 def _leaves(value: Any, path: str, out: list[tuple[str, Any]]) -> None:
-    """Append ``(path, value)`` of every string and list inside ``value`` to
+    """Append ``(path, value)`` of every string that may hold a loop (of at
+    least ``MIN_LOOP_CHARS`` characters) and every list inside ``value`` to
     ``out``, in order (one list for the whole walk: no generator per node)."""
     kind = type(value)
     if kind in _SCALARS:
         return
     if kind is str or isinstance(value, str):
-        out.append((path, value))
+        if len(value) >= MIN_LOOP_CHARS:  # a shorter one holds no loop: not listed
+            out.append((path, value))
     elif isinstance(value, _SEQUENCES):
         out.append((path, value))
         for i, item in enumerate(value):
@@ -87,11 +91,22 @@ def check_degenerate(output: Any, source: str) -> list[tuple[str, str]]:
     output: model, dataclass, dict, list or scalar); ``[]`` when there is none."""
     found: list[tuple[str, str]] = []
     leaves: list[tuple[str, Any]] = []
-    _leaves(output, "", leaves)
+    if isinstance(output, BaseModel) and not isinstance(output, _CONTAINERS):
+        # a model's own fields walked here: no call per null, number or short string
+        for name in type(output).model_fields:
+            value = getattr(output, name)
+            kind = type(value)
+            if kind is str:
+                if len(value) >= MIN_LOOP_CHARS:
+                    leaves.append((name, value))
+            elif kind not in _SCALARS:
+                _leaves(value, name, leaves)
+    else:
+        _leaves(output, "", leaves)
     for path, value in leaves:
         where = path or "result"
         if isinstance(value, str):
-            run = _loop(value, source) if len(value) >= MIN_LOOP_CHARS else None
+            run = _loop(value, source)
             if run is not None:
                 shown = run if len(run) <= 40 else run[:37] + "..."
                 found.append((where, f"repetition loop {shown!r}, not in the document"))

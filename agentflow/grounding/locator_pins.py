@@ -9,15 +9,26 @@ rules.
 
 from __future__ import annotations
 
+import re
+
 from agentflow.grounding.label_forms import quoted_unit
 from agentflow.grounding.locator_places import is_gap
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
-from agentflow.grounding.token_shapes import same_kinds
+from agentflow.grounding.token_shapes import same_kinds, token_shape
 from agentflow.grounding.value_clauses import block_marker, clause_break, comment_tail
 from agentflow.grounding.value_kinds import bare_number, whole_numbers
 
-__all__ = ["LocatorPins"]
+__all__ = ["GLUED_KEY", "LocatorPins"]
+
+GLUED_KEY = re.compile(r"[^\W\d][\w.-]*(?:\[[^\]\s]*\])?=\Z")
+"""A key glued to its ``=`` (``Name=``, ``Comment[de]=``, ``ExecStart=``): a
+``key=value`` line of a configuration file (INI, ``.desktop``, systemd,
+``.env``), whose value is the line's whole rest by the format's syntax."""
+
+_KEY_INSIDE = re.compile(r"(?<![\w.-])[^\W\d][\w.-]*[ \t]*:[ \t]*\Z")
+"""A key (one word) and its ``:`` that a rule's unanchored left context ends
+with: a label written inside its line, after a comment's marker."""
 
 
 class LocatorPins(LocatorReading):
@@ -42,7 +53,9 @@ class LocatorPins(LocatorReading):
         value (item) shows (``comments``; ``agentflow.grounding.value_clauses``:
         ``https://x.org/a.git ; mirror``), nor, for a single value, a clause
         break no example's value shows (``clauses``; a list's items, copyright
-        holders, write ``(C)`` and ``Inc.`` freely), nor several
+        holders, write ``(C)`` and ``Inc.`` freely; a value read after a key
+        glued to its ``=`` to the line's end, ``GLUED_KEY``, is the line's rest
+        by its format's syntax: ``Name=Python (v3.11)``), nor several
         words where every example's value is one (``spaced``): the rule may
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
@@ -58,8 +71,9 @@ class LocatorPins(LocatorReading):
             return self.comments or unit or not comment_tail(value)
         if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
             return False
+        whole = self.labelled and not self.right and GLUED_KEY.match(self.left) is not None
         return (self.marked or not block_marker(value)) and (
-            self.clauses or unit or not clause_break(value)) and (
+            self.clauses or unit or whole or not clause_break(value)) and (
             self.comments or unit or not comment_tail(value)) and (
             self.spaced or unit or len(value.split()) <= 1 or self._more_words(value)) and (
             self.quoted or not in_quotes(value)) and (
@@ -69,12 +83,17 @@ class LocatorPins(LocatorReading):
         """Whether ``value``, of several words where every example's value is
         one, is still the value a labelled line's rest holds: the rule reads
         after a label to the line's end (the format's value is the line's
-        rest), or to a column gap (``locator_places.is_gap``: the rest of
+        rest; also a key written inside its line, after a comment's marker:
+        ``SPDX-License-Identifier: `` of ``# ...`` and ``// ...``, ``Apache-2.0
+        OR MIT``), or to a column gap (``locator_places.is_gap``: the rest of
         its column), and each word holds the kinds of characters the examples'
         values hold (``token_shapes.same_kinds``: ``GPL-2.0-or-later AND
         GPL-3.0-only`` for ``GPLv2+``, ``MIT``; never ``builtin 0.006`` for
         ``Dpkg::Exit``, nor a value up to another ``right`` the examples end
         it at, ``;``, nor a shell array ``('a' 'a-docs')`` where each
-        example's ``pkgname=`` is a bare word)."""
-        return self.labelled and (not self.right or is_gap(self.right)) and same_kinds(
-            value, self.shapes)
+        example's ``pkgname=`` is a bare word, nor one that ends with a word of
+        punctuation alone: a comment's border or closer, ``Apache-2.0 WITH
+        LLVM-exception *|``)."""
+        return (self.labelled or _KEY_INSIDE.search(self.left) is not None) and (
+            not self.right or is_gap(self.right)) and same_kinds(value, self.shapes) and (
+            token_shape(value.split()[-1]) is not None)

@@ -50,7 +50,8 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
                   output_type: Any) -> list[str]:
     """One line per top-level field of ``output_type``, in order: ``learned:
     <the rule> (from N of M examples)`` for a field with a locator (``N``:
-    the examples that fill it; ``; also <rule>`` for each of its ``twins``),
+    the examples that fill it; ``; also <rule>`` for each of its ``twins``, and
+    where the rule's place may agree by chance, ``Locator.beside``),
     else ``no rule: <field> (<why>)``: no
     example fills it, the examples write it in no common place that held
     leave-one-out (where each first writes it said: ``_no_place``), or only
@@ -73,6 +74,10 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
             also = "".join(f"; also {twin.describe()}" for twin in rule.twins)
             if also:
                 also += " (the examples write it in both places: where they differ, unpinned)"
+            if rule.beside is not None:  # ``agentflow.grounding.chance_places``
+                also += ("; the examples write it " + (f"after {rule.beside!r} " if rule.beside
+                                                       else "") + "elsewhere too: pinned only "
+                         "where a document does as well")
             out.append(f"learned: {rule.describe()} (from {filled} of {total} examples){also}")
         elif name in infos and is_derived(infos[name].annotation, infos[name].metadata):
             out.append(f"no rule: {name} (Derived(): not copied from the document)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow.grounding.chance_places import written_beside
 from agentflow.grounding.echo_keys import echo_differs
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.folding import same_text
@@ -242,6 +243,12 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             record's key, so on a document whose line does not write them
             all around the value the rule finds, the rule neither narrows the
             grammar nor pins a value (``twins_agree``).
+        beside: for a rule whose place names no word (``# `` of a title),
+            the text every example writes just before its value at another
+            place as well (``agentflow.grounding.chance_places``: `` install
+            ``; ``""``: anywhere), or ``None``: on a document that does not
+            write the rule's value there too, the rule neither narrows the
+            grammar nor pins a value (``twins_agree``).
         decimal: every example's single value writes a decimal number
             (``agentflow.grounding.value_kinds``: ``£117.60``, ``37.01
             EUR``; learned from two values at least): a value of whole
@@ -300,6 +307,7 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
     document: tuple[str, ...] = ()
     echoes: tuple[str, ...] = ()
     row: tuple[str, ...] = ()
+    beside: str | None = None
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,
@@ -336,15 +344,20 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
         places); true without twins.
         Likewise false where the document writes a key of ``echoes``, never
         with the value this rule finds first (``agentflow.grounding.
-        echo_keys.echo_differs``), and where the document's line does not
-        write the ``row`` around the value this rule finds first
-        (``agentflow.grounding.row_cells.row_differs``)."""
-        if not self.twins and not self.echoes and not self.row:
+        echo_keys.echo_differs``), where the document's line does not write
+        the ``row`` around the value this rule finds first (``agentflow.
+        grounding.row_cells.row_differs``), and where it does not write that
+        value after ``beside`` elsewhere (``agentflow.grounding.
+        chance_places.written_beside``)."""
+        if not self.twins and not self.echoes and not self.row and self.beside is None:
             return True
         found = self.values(source)
         if found and echo_differs(self.echoes, found[0], live_text(source)):
             return False
         if found and row_differs(self.row, found[0], live_text(source)):
+            return False
+        if found and self.beside is not None and not written_beside(
+                found[0], self.beside, live_text(source), self.left, self.anchored):
             return False
         own = {" ".join(v.split()) for v in found}
         return all(not other or {" ".join(v.split()) for v in other} == own

@@ -30,12 +30,14 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.chance_places import own_place, word_cut
 from agentflow.grounding.echo_keys import echo_keys
-from agentflow.grounding.locator_places import Seen, example_value, places_at
+from agentflow.grounding.locator_places import Seen, common_end, example_value, places_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["KEY_LABEL", "MAX_PLACES", "anchors", "echoed", "key_label", "twinned"]
+__all__ = ["KEY_LABEL", "MAX_OTHER_PLACES", "MAX_PLACES", "anchors", "beside_context", "echoed",
+           "key_label", "twinned"]
 
 KEY_LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
 """A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``,
@@ -65,6 +67,11 @@ MAX_PLACES = 8
 in more places is a common word of its text (``yes``, ``2``), not one the
 format writes twice by habit, and a rule learned (and checked leave-one-out)
 from each of them cost seconds per field on a page of prose."""
+
+
+MAX_OTHER_PLACES = 8
+"""The most other places of one example's value ``beside_context`` compares
+(the first ones)."""
 
 
 def _items(value: object) -> list[str]:
@@ -114,3 +121,34 @@ def echoed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
               and v.strip()]
     echoes = echo_keys(values, [r.key for r in (rule, *rule.twins)])
     return dataclasses.replace(rule, echoes=echoes) if echoes else rule
+
+
+def beside_context(rule: Locator, examples: Sequence[CheckedExample]) -> str | None:
+    """The text every example that fills ``rule``'s field writes just before its
+    value at a place the rule does not read (cut to whole words; ``""``: none
+    in common), or ``None``: the rule names its place (a label, a list's items,
+    an argument), fewer than two examples fill the field, or one writes its
+    value at the rule's place alone."""
+    if rule.many or rule.labelled or rule.arg is not None or rule.items or rule.marker:
+        return None
+    others: list[list[Seen]] = []
+    for example in examples:
+        value = example_value(example, rule.field)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        places = [p for p in places_at(value.strip(), example.text)
+                  if not own_place(p.before, rule.left, rule.anchored) or not p.after.startswith(
+                      rule.right)]
+        if not places:
+            return None
+        others.append(places[:MAX_OTHER_PLACES])
+    if len(others) < 2:
+        return None
+    best = ""
+    for first in others[0]:
+        befores = [first.before] + [
+            max((p.before for p in places), key=lambda b: len(common_end([first.before, b])))
+            for places in others[1:]]
+        common = word_cut(common_end(befores), befores)
+        best = common if len(common) > len(best) else best
+    return best

@@ -102,7 +102,10 @@ when rules of several places hold, the examples cannot tell which is meant,
 and on a document where they read other values the field is not pinned
 (``Locator.twins``); another key every example writes the value after, whose
 rule does not hold, likewise (``Locator.echoes``: ``app: shop`` beside
-``name: shop``). Across
+``name: shop``); and a rule whose place names no word (``# `` of a title),
+where every example writes the value elsewhere too, pins only where the
+document does as well (``Locator.beside``: ``agentflow.grounding.
+chance_places``). Across
 the examples that fill the field, ``left`` is the longest common ending of
 the texts before the values (anchored when those texts are all the same
 label), whole from its first word where the lines differ only in punctuation
@@ -178,7 +181,7 @@ from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
-from agentflow.grounding.locator_twins import anchors, echoed, key_label, twinned
+from agentflow.grounding.locator_twins import anchors, beside_context, echoed, key_label, twinned
 from agentflow.grounding.marked_types import (
     is_derived,
     is_text,
@@ -254,7 +257,9 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
             if other is not None and other not in rules:
                 rules.append(other)
         if rules:
-            kept[name] = echoed(twinned(rules), examples)
+            rule = echoed(twinned(rules), examples)
+            beside = beside_context(rule, examples)  # the value written elsewhere too
+            kept[name] = rule if beside is None else dataclasses.replace(rule, beside=beside)
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     skeleton = tuple(sorted(frozenset.intersection(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))

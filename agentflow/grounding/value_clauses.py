@@ -21,7 +21,9 @@ the whole value: no break.) A **comment tail** (``comment_tail``) is read past l
 with --enable-gio``: a ``.pc`` file's, a shell or a YAML line's comment;
 ``#documentcloud`` and ``C#`` are no comment), or ``;`` standing alone
 likewise (``https://x.org/a.git ; mirror``: an INI or git config line's
-comment; ``software; you can`` is none); where no example's value
+comment; ``software; you can`` is none), and a block comment's closer
+ending it (``GPL-2.0 WITH Linux-syscall-note */`` of a C header's ``/*
+SPDX-License-Identifier: ... */``, ``-->``); where no example's value
 holds one, the rule does not pin a value that does (``Locator.comments``).
 
 A value read to its line's end may also **run on** (``runs_on``) onto a
@@ -57,7 +59,7 @@ SENTENCE_WORD = 5
 """Shortest word whose ``.`` ends a sentence (shorter: an abbreviation, ``Prof.``)."""
 
 _BREAK = re.compile(r"\S\s+[(\[{]|[;!?]\s+\S")
-_COMMENT = re.compile(r"\S\s+(?:#+|;)(?:\s|\Z)")
+_COMMENT = re.compile(r"\S\s+(?:#+|;)(?:\s|\Z)|\S\s*(?:\*/|-->)\Z")
 _SENTENCE = re.compile(r"(\w+)\.\s+\S")
 
 

@@ -137,8 +137,81 @@ def grounded_values(
             child = v.get(name) if isinstance(v, dict) else getattr(v, name, None)
             walk(child, ann, _join(path, name), own, False, pattern)
 
-    walk(value, output_type, "", None, False)
+    plan = _model_plan(output_type) if value.__class__ is output_type else None
+    if plan is None:
+        walk(value, output_type, "", None, False)
+        return out
+    for name, ann, own, pattern, leaf in plan:  # a model's own fields, as ``walk`` reads them
+        child = getattr(value, name, None)
+        if child is None:
+            continue
+        if leaf is not None and child.__class__ is str:  # a text leaf: read in the plan
+            marker, optional, leaf_pattern = leaf
+            chosen = marker or default
+            if chosen is not None:
+                out.append(GroundedValue(name, child, chosen, optional,
+                                         leaf_pattern if chosen.longest else None))
+            continue
+        walk(child, ann, name, own, False, pattern)
     return out
+
+
+_Step = tuple[str, Any, Grounded | None, str | None]
+_Leaf = tuple[Grounded | None, bool, str | None]
+_PLANS: LRU[Any, tuple[Any, tuple[tuple[str, Any, Grounded | None, str | None, _Leaf | None],
+                                  ...] | None]] = LRU(256)
+
+
+def _model_plan(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None, _Leaf | None],
+                                   ...] | None:
+    """The fields ``grounded_values`` walks into on an output that is exactly
+    ``cls`` (a pydantic model whose annotation carries no marker, union or
+    schema of its own), each with what ``walk`` would read for a ``str``
+    value there when that takes no look at the value (``_text_leaf``);
+    ``None`` for any other type (walked whole). Kept per type."""
+    return per_type(_PLANS, cls, _read_plan)
+
+
+def _read_plan(cls: Any) -> tuple[tuple[str, Any, Grounded | None, str | None, _Leaf | None],
+                                  ...] | None:
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or issubclass(
+            cls, (*_COLLECTIONS, dict, str)):
+        return None
+    read = reading(cls)
+    if (read.marks or read.branches is not None or read.by_value or read.text
+            or read.typeddict or read.schema is not None):
+        return None
+    steps = _steps(cls)
+    if steps is None:
+        return None
+    return tuple((*step, _text_leaf(*step)) for step in steps)
+
+
+def _text_leaf(name: str, ann: Any, own: Grounded | None, pattern: str | None) -> _Leaf | None:
+    """What ``walk`` does with a ``str`` value (exactly ``str``: no enum) of a
+    field annotated ``ann`` (own marker ``own``): its marker (before the
+    default), whether ``None`` was allowed, its pattern; ``None`` unless
+    the annotation is free text (``str``, annotated or not) or a union of
+    it with ``None`` only (the walk then takes the text branch)."""
+    read = reading(ann)
+    marker = read.marks[-1] if read.marks else own
+    if marker is not None and marker.longest and read.annotated:
+        pattern = read.pattern or pattern
+    optional = False
+    if read.branches is not None:
+        others = [arg for arg in read.branches if arg is not NONE_TYPE]
+        if len(others) != 1:
+            return None
+        optional = read.nullable
+        read = reading(others[0])
+        if read.match != ("type", str):
+            return None  # the walk asks the branch whether the value is of it
+        marker = read.marks[-1] if read.marks else marker
+        if marker is not None and marker.longest and read.annotated:
+            pattern = read.pattern or pattern
+    if read.branches is not None or not read.text or read.by_value:
+        return None
+    return marker, optional, pattern
 
 
 _STEPS: LRU[Any, tuple[Any, tuple[tuple[str, Any, Grounded | None, str | None], ...] | None]] = (

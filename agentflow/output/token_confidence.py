@@ -31,6 +31,8 @@ import math
 import re
 from collections.abc import Sequence
 
+import orjson
+
 from agentflow.model import TokenLogprob, TokenLogprobs
 
 __all__ = ["field_probabilities", "value_spans"]
@@ -148,11 +150,14 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
         return {}
     data, ends, logprobs = (tokens if isinstance(tokens, TokenLogprobs)
                             else TokenLogprobs(tokens)).written()
-    text = data.decode("utf-8", errors="replace")
-    spans = value_spans(text)
+    spans = _laid_out(data)  # byte offsets already, where the reply is orjson's own layout
+    plain, text = True, ""
+    if spans is None:
+        text = data.decode("utf-8", errors="replace")
+        spans = value_spans(text)
+        plain = text.isascii()  # a character is a byte: offsets as they are
     if not spans:
         return {}
-    plain = text.isascii()  # a character is a byte: offsets as they are
     count = len(ends)
     out: dict[str, float] = {}
     for key, leaves in spans.items():
@@ -174,4 +179,36 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
                     if logprob < worst:
                         worst = logprob
         out[key] = math.exp(worst)
+    return out
+
+
+def _laid_out(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
+    """``value_spans`` of the reply ``data`` in byte offsets, read off its
+    layout where ``data`` is exactly what ``orjson`` writes for the object it
+    holds (compact, one object whose values are strings, numbers or
+    literals: what a whole structured reply mostly is): each value's place
+    is then the length of what comes before it, with no scan of the text
+    (``orjson`` reads only valid UTF-8, so a byte offset is the character
+    offset ``value_spans`` gives, encoded). ``None`` for any other reply
+    (``value_spans`` reads it)."""
+    if data[:1] != b"{":
+        return None
+    try:
+        parsed = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if type(parsed) is not dict or orjson.dumps(parsed) != data:
+        return None
+    out: dict[str, list[tuple[int, int]]] = {}
+    dumps = orjson.dumps
+    at = 1  # past the "{"
+    for key, value in parsed.items():
+        kind = type(value)
+        if kind is dict or kind is list:
+            return None  # leaves inside: value_spans walks them
+        at += len(dumps(key)) + 1  # the key and its ":"
+        size = len(dumps(value))
+        # a string's content without its quotes (an empty one with them), anything else whole
+        out[key] = [(at + 1, at + size - 1) if kind is str and size > 2 else (at, at + size)]
+        at += size + 1  # and the ","
     return out

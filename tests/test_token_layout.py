@@ -1,0 +1,71 @@
+"""A reply that is exactly ``orjson``'s layout of its object has its fields'
+places read off that layout (``token_confidence._laid_out``): the same
+places ``value_spans`` reads in its text, in bytes; any other reply is left
+to ``value_spans``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from agentflow.model import TokenLogprob
+from agentflow.output.token_confidence import _laid_out, field_probabilities, value_spans
+
+OBJECTS: list[dict[str, Any]] = [
+    {"name": "Person0", "email": None, "phone": None, "company": None, "title": None},
+    {"a": "", "b": 0, "c": -1.5, "d": True, "e": False, "f": 12345678901234},
+    {"name": "Zoë Ångström", "city": "東京", "note": "tab\there \"quoted\" \\ back"},
+    {"k\"ey": "v", "ключ": "значение", "emoji": "🎉 party"},
+    {"x": 1e-7, "y": 1.0e16, "z": 0.1},
+    {},
+]
+
+
+def _in_bytes(text: str, spans: dict[str, list[tuple[int, int]]]) -> dict[str, list[tuple[
+        int, int]]]:
+    return {k: [(len(text[:s].encode()), len(text[:e].encode())) for s, e in v]
+            for k, v in spans.items()}
+
+
+@pytest.mark.parametrize("obj", OBJECTS)
+def test_the_layout_gives_value_spans_places(obj: dict[str, Any]) -> None:
+    data = orjson.dumps(obj)
+    text = data.decode()
+    assert _laid_out(data) == _in_bytes(text, value_spans(text))
+
+
+@pytest.mark.parametrize("data", [
+    b'{"a": "x"}',                      # not orjson's layout (a space)
+    b'{"a":"caf\\u00e9"}',              # an escape orjson does not write
+    b'{"a":"x","a":"y"}',               # a repeated key
+    b'{"a":[1,2],"b":"x"}',             # leaves inside a value
+    b'{"a":{"b":"c"}}',
+    b'{"a":"x"} trailing',
+    b'{"a":"x"',                        # cut short
+    b'[1,2]',
+    b'prose {"a":"x"}',
+    b'{"a":"\xff"}',                    # not UTF-8
+])
+def test_any_other_reply_is_left_to_value_spans(data: bytes) -> None:
+    assert _laid_out(data) is None
+
+
+@pytest.mark.parametrize("obj", OBJECTS)
+@pytest.mark.parametrize("cut", [1, 2, 3, 5])
+def test_field_probabilities_are_those_of_the_tokens_over_each_value(
+        obj: dict[str, Any], cut: int) -> None:
+    data = orjson.dumps(obj)
+    pieces = [data[i:i + cut] for i in range(0, len(data), cut)]
+    tokens = [TokenLogprob(p.decode(errors="replace"), -0.01 * (i % 7) - 0.001, p)
+              for i, p in enumerate(pieces)]
+    ends = [sum(len(p) for p in pieces[:i + 1]) for i in range(len(pieces))]
+    got = field_probabilities(tokens)
+    assert set(got) == set(obj)
+    text = data.decode()
+    for key, leaves in _in_bytes(text, value_spans(text)).items():
+        lo, hi = leaves[0]
+        over = [t.logprob for t, end, start in zip(tokens, ends, [0, *ends], strict=False)
+                if end > lo and (start < hi or start <= lo)]
+        assert got[key] == pytest.approx(2.718281828459045 ** min([0.0, *over]))
