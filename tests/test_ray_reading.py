@@ -39,6 +39,31 @@ def test_read_documents_leaves_the_out_folder_out(cluster: None, tmp_path: Path)
     assert skipped == [root / "link.jsonl"]
 
 
+def test_a_listing_of_an_earlier_ray_session_is_dropped_not_told(cluster: None,
+                                                                  tmp_path: Path) -> None:
+    """A listing made, and never run, before ``ray.shutdown`` and a new
+    ``ray.init`` in the same process: its notes actor ended with that cluster, so
+    ``tell_listing_notes`` drops it and tells the new session's listings (it
+    failed with "Can't find actor ..." before telling any)."""
+    root = make_docs(tmp_path / "in", 2)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "part.jsonl").write_text('{"id": "x", "text": "a record"}\n')
+    (root / "link.jsonl").symlink_to(out / "part.jsonl")
+    earlier: list[Path] = []
+    engine.read_documents([str(root)], exclude=out, on_exclude=earlier.append)  # never run
+    ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    skipped: list[Path] = []
+    ds = engine.read_documents([str(root)], exclude=out, on_exclude=skipped.append)
+    assert len(ds.take_all()) == 2
+    engine.tell_listing_notes()
+    assert skipped == [root / "link.jsonl"]
+    assert earlier == []
+
+
 def test_read_documents_lists_the_inputs_as_the_pipeline_runs(cluster: None,
                                                               tmp_path: Path) -> None:
     """Nothing is listed up front (every file was, into one list on the

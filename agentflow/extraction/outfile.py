@@ -127,14 +127,19 @@ def _is_ours(line: bytes) -> bool:
     return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
-def count_settings(record: dict[str, Any], seen: dict[str, tuple[dict[str, str], int]]) -> bool:
+def count_settings(record: dict[str, Any], seen: dict[str, tuple[dict[str, str], int]],
+                   last: list[Any] | None = None) -> bool:
     """Count ``record``'s ``"settings"`` (``agentflow.extraction.settings_fingerprint``)
     in ``seen``: its canonical JSON -> ``(settings, records)``; whether it has
-    them (a record without them, written before agentflow kept them, is not counted)."""
+    them (a record without them, written before agentflow kept them, is not counted).
+    ``last``: ``[settings, key]`` counted last, kept: that same object is not serialised again."""
     settings = record.get("settings")
     if not isinstance(settings, dict):
         return False
-    key = orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode()
+    key = last[1] if last is not None and last[0] is settings else orjson.dumps(
+        settings, option=orjson.OPT_SORT_KEYS).decode()
+    if last is not None:
+        last[:] = settings, key
     held = seen.get(key)
     seen[key] = (held[0] if held else settings, (held[1] if held else 0) + 1)
     return True
@@ -200,6 +205,7 @@ class OutFile:
         self.schemas: dict[str, int] = {}
         self.settings: dict[str, tuple[dict[str, str], int]] = {}
         self.without_settings = 0
+        self._last: list[Any] = [None, ""]  # count_settings's last settings and key
         self.foreign = 0
         for _, line in iter_lines(path):
             try:
@@ -223,7 +229,7 @@ class OutFile:
         schema = record.get("schema")
         if isinstance(schema, str):
             self.schemas[schema] = self.schemas.get(schema, 0) + 1
-        if not count_settings(record, self.settings):
+        if not count_settings(record, self.settings, self._last):
             self.without_settings += 1
 
     def _write(self, data: bytes) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from agentflow._anyio_fast import produced, send_soon
+from agentflow._anyio_fast import receive_soon, send_soon, stop_task
 from agentflow._commit import stray_cancel
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.model import input_scope
@@ -145,8 +145,15 @@ async def schedule(
     supervisor = asyncio.ensure_future(supervise(send))
     pending: dict[int, ExtractResult] = {}
     next_index = 0
-    async with contextlib.aclosing(produced(receive, supervisor)) as results:
-        async for result in results:
+    finished = False
+    try:  # the stream read here (``_anyio_fast.produced``, inline: no generator per result)
+        while True:
+            try:
+                result = await receive_soon(receive)
+            except anyio.EndOfStream:
+                break
+            if isinstance(result, BaseException):
+                raise result
             fault = run_wide(result.error) if result.error is not None else None
             if fault is not None:  # the run's, not this input's: what finished, then it
                 late = await _late_records(receive, stopping)  # ("completed": none pending)
@@ -163,6 +170,14 @@ async def schedule(
                 unyielded.release()
                 yield pending.pop(next_index)
                 next_index += 1
+        finished = True
+        await supervisor
+    finally:  # closed early, or a fault: the workers stop before we return
+        try:
+            if not finished or not supervisor.done():
+                await stop_task(supervisor)
+        finally:
+            receive.close()
     if unfinished:  # a worker ended with no result (its task cancelled on its own)
         for index in sorted(pending):  # the later inputs' records are not lost with it
             yield pending.pop(index)

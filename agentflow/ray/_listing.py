@@ -32,7 +32,17 @@ __all__ = ["BLOCK_ROWS", "input_listing", "tell_listing_notes"]
 BLOCK_ROWS = 256
 """Paths per block the listing task yields (its read-ahead is Ray Data's)."""
 
-_pending: list[tuple[Any, Callable[[Path], None] | None, Callable[[Path, str], None] | None]] = []
+_pending: list[tuple[str, Any, Callable[[Path], None] | None,
+                    Callable[[Path, str], None] | None]] = []
+"""The listings whose notes are still to tell: ``(session, notes actor, on_exclude,
+on_skip)``; the session (``_job_id``) is the ``ray.init`` that holds the actor."""
+
+
+def _job_id() -> str:
+    """The current Ray session: its job id on the driver's node id (a new
+    cluster numbers its jobs from 1 again, and its node has a new id)."""
+    context = ray_module().get_runtime_context()
+    return f"{context.get_job_id()}@{context.get_node_id()}"
 
 
 def _notes_actor() -> Any:
@@ -106,7 +116,7 @@ def input_listing(specs: Sequence[str], *, exclude: str | os.PathLike[str] | Non
     out = os.path.realpath(exclude) if exclude is not None else None
     notes = _notes_actor() if on_exclude is not None or on_skip is not None else None
     if notes is not None:
-        _pending.append((notes, on_exclude, on_skip))
+        _pending.append((_job_id(), notes, on_exclude, on_skip))
     names = list(specs)
 
     class InputListing(Datasource):
@@ -127,10 +137,17 @@ def input_listing(specs: Sequence[str], *, exclude: str | os.PathLike[str] | Non
 def tell_listing_notes() -> None:
     """Tell the ``on_exclude`` and ``on_skip`` of every ``input_listing`` whose
     pipeline has run what its listing left out, on this (the driver's) process,
-    and drop their actors."""
+    and drop their actors.
+
+    A listing made under an earlier Ray session of this process (``ray.shutdown``
+    then ``ray.init``) is dropped untold: its actor, and what it kept, ended
+    with that session's cluster."""
     rt = ray_module()
+    job = _job_id()
     while _pending:
-        notes, on_exclude, on_skip = _pending.pop(0)
+        made_in, notes, on_exclude, on_skip = _pending.pop(0)
+        if made_in != job:
+            continue
         for kind, path, why in rt.get(notes.take.remote()):
             if kind == "exclude" and on_exclude is not None:
                 on_exclude(Path(path))
