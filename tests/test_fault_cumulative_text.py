@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentflow import Complete, OutputConfig, PromptStrategy, ReActAgent, ThinkingChunk
+from agentflow.providers._openai_deltas import SoFar, new_text
 from agentflow.providers.dashscope import DashScopeChatModel
 from tests.fakes.base import FakeReply, pieces
 from tests.fakes.dashscope import DashScopeFake
@@ -76,3 +77,16 @@ async def test_an_incremental_stream_is_read_as_before() -> None:
             events = [e async for e in ReActAgent("q", model).stream("Say it")]
     done = events[-1]
     assert isinstance(done, Complete) and done.message.text == "ab ab ab abc"
+
+
+def test_a_short_delta_after_a_cumulative_mark_is_kept() -> None:
+    """Once a stream is read as cumulative, only a delta of at least half the
+    text so far can be a repeat: an incremental stream that once began a
+    delta with its whole text ("Yes", "Yes!") keeps its later short deltas
+    that happen to be the text's start (" ", "Y" was dropped as a repeat)."""
+    so_far: dict[str, SoFar] = {}
+    read = [new_text(so_far, "content", piece) for piece in ["Yes", "Yes!", " ", "Y", "es"]]
+    assert "".join(read) == "Yes! Yes"
+    again: dict[str, SoFar] = {}
+    cumulative = ["Paris", "Paris is", "Paris is", "Paris is the capital."]
+    assert "".join(new_text(again, "content", p) for p in cumulative) == "Paris is the capital."

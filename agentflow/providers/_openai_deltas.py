@@ -76,16 +76,19 @@ def new_text(so_far: dict[str, SoFar], channel: str, piece: str, ending: bool = 
     endpoints, QwenLM/qwen-code#3896): read as deltas, the reply repeated
     itself ("Paris Paris is the caParis is...") and its JSON was no JSON. A
     delta longer than the text so far that starts with it marks the stream
-    cumulative; from then on only what a delta adds is read (a repeat adds
-    nothing, any other delta is a delta). A delta that is the whole text so
-    far again restates it and adds nothing: two words or more anywhere (OCI's
-    Cohere models restate the streamed sentence on the chunk that carries the
-    tool calls, BerriAI/litellm#39965), any text in the terminal chunk
-    (Rapid-MLX with ``--enable-auto-tool-choice``, raullenchai/Rapid-MLX#1709;
-    RAGFlow, infiniflow/ragflow#15286). A text so far of two characters or
-    fewer is too short to tell a cumulative stream from deltas ("ab", then
-    "abc": read as it came). Only a delta at least as long as the text so far
-    is compared: an incremental stream pays no join."""
+    cumulative; from then on only what a delta adds is read. A repeat (at
+    least half the text so far) adds nothing; any other delta is a delta, so a
+    short one that happens to be the text's start ("Y" after "Yes! ") is kept.
+
+    A delta that is the whole text so far again restates it and adds nothing:
+    two words or more anywhere (OCI's Cohere models restate the streamed
+    sentence on the chunk that carries the tool calls, BerriAI/litellm#39965),
+    any text in the terminal chunk (Rapid-MLX with
+    ``--enable-auto-tool-choice``, raullenchai/Rapid-MLX#1709; RAGFlow,
+    infiniflow/ragflow#15286). A text so far of two characters or fewer is too
+    short to tell a cumulative stream from deltas ("ab", then "abc": read as
+    it came). Until a stream is marked cumulative, only a delta at least as
+    long as the text so far is compared: an incremental stream pays no join."""
     seen = so_far.get(channel)
     if seen is None:
         so_far[channel] = SoFar(piece)
@@ -96,8 +99,8 @@ def new_text(so_far: dict[str, SoFar], channel: str, piece: str, ending: bool = 
             seen.cumulative = True
             seen.parts, seen.size = [piece], len(piece)
             return piece[len(text):]
-    elif seen.cumulative and seen.text().startswith(piece):
-        return ""  # the whole text again, or less of it
+    elif seen.cumulative and 2 * len(piece) >= seen.size and seen.text().startswith(piece):
+        return ""  # the whole text again, or most of it
     elif (len(piece) == seen.size and (ending or len(piece.split()) > 1)
           and piece == seen.text()):
         return ""  # the whole text restated
