@@ -39,8 +39,8 @@ def test_read_documents_leaves_the_out_folder_out(cluster: None, tmp_path: Path)
     assert skipped == [root / "link.jsonl"]
 
 
-def test_a_listing_of_an_earlier_ray_session_is_dropped_not_told(cluster: None,
-                                                                  tmp_path: Path) -> None:
+def test_a_listing_of_an_earlier_ray_session_is_dropped_not_told(
+        cluster: None, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A listing made, and never run, before ``ray.shutdown`` and a new
     ``ray.init`` in the same process: its notes actor ended with that cluster, so
     ``tell_listing_notes`` drops it and tells the new session's listings (it
@@ -59,9 +59,11 @@ def test_a_listing_of_an_earlier_ray_session_is_dropped_not_told(cluster: None,
     skipped: list[Path] = []
     ds = engine.read_documents([str(root)], exclude=out, on_exclude=skipped.append)
     assert len(ds.take_all()) == 2
-    engine.tell_listing_notes()
+    with caplog.at_level("WARNING", logger="agentflow.ray"):
+        engine.tell_listing_notes()
     assert skipped == [root / "link.jsonl"]
     assert earlier == []
+    assert "listing_notes_dropped" in caplog.text and "on_exclude" in caplog.text
 
 
 def test_read_documents_lists_the_inputs_as_the_pipeline_runs(cluster: None,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentflow._logging import get_logger
 from agentflow.documents.listing import Skipped, expand
 from agentflow.documents.named import within
 from agentflow.ray._refs import ray_module
@@ -140,13 +141,17 @@ def tell_listing_notes() -> None:
     and drop their actors.
 
     A listing made under an earlier Ray session of this process (``ray.shutdown``
-    then ``ray.init``) is dropped untold: its actor, and what it kept, ended
-    with that session's cluster."""
+    then ``ray.init``) is dropped untold, with a ``listing_notes_dropped``
+    warning: its actor, and what it kept, ended with that session's cluster."""
     rt = ray_module()
     job = _job_id()
     while _pending:
         made_in, notes, on_exclude, on_skip = _pending.pop(0)
         if made_in != job:
+            get_logger("agentflow.ray").warning(
+                "listing_notes_dropped", reason="made under an earlier Ray session",
+                untold=[name for name, told in (("on_exclude", on_exclude),
+                                                ("on_skip", on_skip)) if told is not None])
             continue
         for kind, path, why in rt.get(notes.take.remote()):
             if kind == "exclude" and on_exclude is not None:
