@@ -14,14 +14,8 @@ from pydantic import BaseModel, Field
 from agentflow import Example
 from agentflow.extraction.confidence import ABSENT, HELD, field_confidence
 from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
-from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.locator_twins import key_label
-from agentflow.grounding.locators import learn_locators
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
+from tests.locator_support import learned_rules
 
 
 class Flow(BaseModel):
@@ -47,7 +41,7 @@ def test_a_key_after_a_list_marker_or_before_a_quote_is_a_label() -> None:
 
 
 def test_one_example_teaches_the_rule_the_other_leaves_empty() -> None:
-    rule = _rules(FLOWS, Flow)["cron"]
+    rule = learned_rules(FLOWS, Flow)["cron"]
     assert rule.shown_empty
     doc = ("name: Weekly\non:\n  schedule:\n    - cron: \"0 8 * * 1\"\njobs:\n  report:\n"
            "    runs-on: ubuntu-latest\n    steps:\n      - run: ./report.sh\n")
@@ -80,7 +74,7 @@ CRATES = [
 
 
 def test_a_document_sharing_every_examples_keys_shows_an_unwritten_key_empty() -> None:
-    rules = _rules(CRATES, Crate)
+    rules = learned_rules(CRATES, Crate)
     rule = rules["license"]
     assert {"name", "version", "authors", "license"} <= set(rule.skeleton)
     assert "csv" not in rule.skeleton and "csv" in rule.layout
@@ -93,7 +87,7 @@ def test_a_document_sharing_every_examples_keys_shows_an_unwritten_key_empty() -
 
 
 def test_a_list_label_ending_in_a_quote_is_written_however_the_array_closes() -> None:
-    rule = _rules(CRATES, Crate)["authors"]
+    rule = learned_rules(CRATES, Crate)["authors"]
     assert rule.key == "authors"
     doc = '[package]\nname = "many"\nversion = "2.0.0"\nauthors = ["Ada <ada@x.org>",]\n'
     assert rule.label_written(doc)

@@ -12,19 +12,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
+from agentflow.extraction.confidence import HELD, REVIEW_BELOW
 from agentflow.grounding.lines import arguments_after
-from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locators import learn_locators
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
-
-
-def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
-    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
+from tests.locator_support import learned_rules, scored
 
 
 class Minutes(BaseModel):
@@ -46,19 +36,19 @@ SAME_SENTENCE = "Chen sent apologies.\n\nThe meeting was chaired by Park this we
 
 
 def test_argument_rule_keyed_on_every_word_before_the_value() -> None:
-    rules = _rules(MINUTES, Minutes)
+    rules = learned_rules(MINUTES, Minutes)
     rule = rules["chair"]
     assert rule.arg == 0 and rule.left == "The meeting was chaired by" and rule.tail == "this week."
     assert rule.values(SAME_SENTENCE) == ["Park"]
-    assert _score(Minutes(chair="Park"), SAME_SENTENCE, rules, "chair") == HELD
+    assert scored(Minutes(chair="Park"), SAME_SENTENCE, rules, "chair") == HELD
     assert rule.values(OTHER_SENTENCE) == []  # was ``Brandt``, pinned
-    assert _score(Minutes(chair="Brandt"), OTHER_SENTENCE, rules, "chair") < REVIEW_BELOW
+    assert scored(Minutes(chair="Brandt"), OTHER_SENTENCE, rules, "chair") < REVIEW_BELOW
 
 
 def test_argument_rule_reads_no_line_that_ends_otherwise() -> None:
-    rules = _rules(MINUTES, Minutes)
+    rules = learned_rules(MINUTES, Minutes)
     assert rules["chair"].values(TWO_CHAIRS) == []  # was ``Park``, pinned
-    assert _score(Minutes(chair="Park"), TWO_CHAIRS, rules, "chair") < REVIEW_BELOW
+    assert scored(Minutes(chair="Park"), TWO_CHAIRS, rules, "chair") < REVIEW_BELOW
 
 
 def test_sentences_sharing_their_first_word_alone_teach_no_rule() -> None:
@@ -68,7 +58,7 @@ def test_sentences_sharing_their_first_word_alone_teach_no_rule() -> None:
         Example("Notes kept by Moreau for Lindqvist.\n\nThe session was led by Lindqvist today.\n",
                 Minutes(chair="Lindqvist")),
     ]
-    assert "chair" not in _rules(examples, Minutes)
+    assert "chair" not in learned_rules(examples, Minutes)
 
 
 class Requirement(BaseModel):
@@ -82,7 +72,7 @@ def test_command_lines_keep_their_keyword_rule() -> None:
         Example("module example.org/b\n\nrequire example.org/y/v2 v2.0.1 // indirect\n",
                 Requirement(version="v2.0.1")),
     ]
-    rule = _rules(examples, Requirement)["version"]
+    rule = learned_rules(examples, Requirement)["version"]
     assert (rule.left, rule.arg, rule.tail) == ("require", 1, "")
     assert rule.values("module example.org/c\nrequire example.org/z v0.3.1\n") == ["v0.3.1"]
 

@@ -13,20 +13,10 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
+from agentflow.extraction.confidence import HELD, REVIEW_BELOW
 from agentflow.grounding.escapes import read_escaped, unwrap_cdata, written_escaped
 from agentflow.grounding.locate import locate
-from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locators import learn_locators
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
-
-
-def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
-    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
+from tests.locator_support import learned_rules, scored
 
 
 class Post(BaseModel):
@@ -49,22 +39,22 @@ ENTITY = ("<post>\n  <title>Salt &amp; Pepper</title>\n"
 
 
 def test_a_cdata_wrapper_is_read_out_of() -> None:
-    rules = _rules(POSTS, Post)
+    rules = learned_rules(POSTS, Post)
     assert rules["title"].values(CDATA) == ["Croissants & Coffee"]
-    assert _score(Post(title="Croissants & Coffee"), CDATA, rules, "title") == HELD
-    assert _score(Post(title="<![CDATA[Croissants & Coffee]]>"), CDATA, rules,
+    assert scored(Post(title="Croissants & Coffee"), CDATA, rules, "title") == HELD
+    assert scored(Post(title="<![CDATA[Croissants & Coffee]]>"), CDATA, rules,
                   "title") < REVIEW_BELOW
     assert unwrap_cdata("<![CDATA[a]]> and <![CDATA[b]]>") == "<![CDATA[a]]> and <![CDATA[b]]>"
 
 
 def test_a_value_written_with_a_markup_reference_is_read_as_the_parser_reads_it() -> None:
-    rules = _rules(POSTS, Post)
+    rules = learned_rules(POSTS, Post)
     link = "https://bakery.example.net/?p=412&lang=en"
     assert rules["link"].values(ENTITY) == [link]
-    assert _score(Post(link=link), ENTITY, rules, "link") == HELD
-    assert _score(Post(title="Salt & Pepper"), ENTITY, rules, "title") == HELD
+    assert scored(Post(link=link), ENTITY, rules, "link") == HELD
+    assert scored(Post(title="Salt & Pepper"), ENTITY, rules, "title") == HELD
     raw = "https://bakery.example.net/?p=412&amp;lang=en"
-    assert _score(Post(link=raw), ENTITY, rules, "link") < REVIEW_BELOW
+    assert scored(Post(link=raw), ENTITY, rules, "link") < REVIEW_BELOW
     span = locate("Salt & Pepper", ENTITY, whole_tokens=True)  # grounding finds it escaped
     assert span is not None and ENTITY[span[0]:span[1]] == "Salt &amp; Pepper"
     assert read_escaped("a &#8217; b", ENTITY) == "a \u2019 b"
@@ -84,11 +74,11 @@ RELEASES = [
 
 
 def test_a_json_string_escape_is_read_as_the_parser_reads_it() -> None:
-    rules = _rules(RELEASES, Release)
+    rules = learned_rules(RELEASES, Release)
     quoted = '{\n  "name": "Say \\"hi\\" now",\n  "id": 3\n}\n'
     assert rules["name"].values(quoted) == ['Say "hi" now']
-    assert _score(Release(name='Say "hi" now'), quoted, rules, "name") == HELD
-    assert _score(Release(name='Say \\"hi\\" now'), quoted, rules, "name") < REVIEW_BELOW
+    assert scored(Release(name='Say "hi" now'), quoted, rules, "name") == HELD
+    assert scored(Release(name='Say \\"hi\\" now'), quoted, rules, "name") < REVIEW_BELOW
     accent = '{\n  "name": "Caf\\u00e9 1.0",\n  "id": 3\n}\n'
     assert rules["name"].values(accent) == ["Caf\u00e9 1.0"]
     assert locate("Caf\u00e9 1.0", accent, whole_tokens=True) is not None
@@ -107,9 +97,9 @@ ENTRIES = [
 
 
 def test_a_yaml_double_quoted_escape_is_not_pinned() -> None:
-    rules = _rules(ENTRIES, Entry)
+    rules = learned_rules(ENTRIES, Entry)
     doc = 'id: 3\ntitle: "Caf\\u00e9 opening"\nversion: 1\n'
     assert rules["title"].values(doc) == ["Caf\\u00e9 opening"]  # read out of its quotes
-    assert _score(Entry(title="Caf\\u00e9 opening"), doc, rules, "title") < REVIEW_BELOW
+    assert scored(Entry(title="Caf\\u00e9 opening"), doc, rules, "title") < REVIEW_BELOW
     plain = 'id: 3\ntitle: "Cafe opening"\nversion: 1\n'
-    assert _score(Entry(title="Cafe opening"), plain, rules, "title") == HELD
+    assert scored(Entry(title="Cafe opening"), plain, rules, "title") == HELD

@@ -14,22 +14,12 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.extraction.confidence import ABSENT, HELD, REVIEW_BELOW, field_confidence
+from agentflow.extraction.confidence import ABSENT, HELD, REVIEW_BELOW
 from agentflow.grounding.brackets import bracket_paths, is_bracketed, item_spans
 from agentflow.grounding.depths import line_depths
 from agentflow.grounding.key_paths import parent_keys
 from agentflow.grounding.locator_absence import absence_shown
-from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locators import learn_locators
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
-
-
-def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
-    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
+from tests.locator_support import learned_rules, scored
 
 
 class Package(BaseModel):
@@ -74,32 +64,32 @@ def test_json_nesting_read_from_brackets() -> None:
 
 
 def test_unindented_json_pins_the_documents_own_values() -> None:
-    rules = _rules(EXAMPLES, Package)
+    rules = learned_rules(EXAMPLES, Package)
     assert rules["first_file"].parents == ("-", "files")
     assert rules["first_file"].record == "array files"
     assert rules["name"].values(FLUSH) == ["kite"]
-    assert _score(Package(name="kite"), FLUSH, rules, "name") == HELD
-    assert _score(Package(owner="octo"), FLUSH, rules, "owner") == HELD
-    assert _score(Package(first_file="kite-a.whl"), FLUSH, rules, "first_file") == HELD
-    assert _score(Package(first_file="kite-b.whl"), FLUSH, rules, "first_file") < REVIEW_BELOW
-    assert _score(Package(name="kite-a.whl"), FLUSH, rules, "name") < REVIEW_BELOW
+    assert scored(Package(name="kite"), FLUSH, rules, "name") == HELD
+    assert scored(Package(owner="octo"), FLUSH, rules, "owner") == HELD
+    assert scored(Package(first_file="kite-a.whl"), FLUSH, rules, "first_file") == HELD
+    assert scored(Package(first_file="kite-b.whl"), FLUSH, rules, "first_file") < REVIEW_BELOW
+    assert scored(Package(name="kite-a.whl"), FLUSH, rules, "name") < REVIEW_BELOW
 
 
 def test_a_twin_that_finds_the_same_value_twice_agrees() -> None:
-    rules = _rules(EXAMPLES, Package)
+    rules = learned_rules(EXAMPLES, Package)
     assert rules["owner"].twins  # the uploader's login, written in the examples too
     doc = _doc("kite", "octo", ["kite-a.whl", "kite-b.whl"])
-    assert _score(Package(owner="octo"), doc, rules, "owner") == HELD
+    assert scored(Package(owner="octo"), doc, rules, "owner") == HELD
     other = _doc("kite", "octo", ["kite-a.whl"], uploader="bot")
-    assert _score(Package(owner="octo"), other, rules, "owner") < REVIEW_BELOW
+    assert scored(Package(owner="octo"), other, rules, "owner") < REVIEW_BELOW
 
 
 def test_json_null_and_empty_array_are_sure_nulls() -> None:
-    rules = _rules(EXAMPLES, Package)
+    rules = learned_rules(EXAMPLES, Package)
     for name in ("name", "first_file"):
         assert rules[name].values(EMPTY) == []
         assert absence_shown(rules[name], EMPTY)
-        assert _score(Package(), EMPTY, rules, name) == ABSENT
+        assert scored(Package(), EMPTY, rules, name) == ABSENT
     # the key written with a value elsewhere: a value the rule missed may be there
     elsewhere = EMPTY.replace('"files": []', '"files": [],\n  "meta": {\n    "name": "kite"\n  }')
-    assert _score(Package(), elsewhere, rules, "name") < REVIEW_BELOW
+    assert scored(Package(), elsewhere, rules, "name") < REVIEW_BELOW

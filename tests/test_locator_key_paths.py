@@ -11,36 +11,18 @@ nothing on a document where that key holds another value."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.extraction.confidence import HELD, REVIEW_BELOW, UNLOCATED_NULL, field_confidence
+from agentflow.extraction.confidence import HELD, REVIEW_BELOW, UNLOCATED_NULL
 from agentflow.grounding.key_paths import (
     learn_document,
     marked_document,
     parent_chains,
     parent_keys,
 )
-from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator
-from agentflow.grounding.locators import learn_locators
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
-
-
-def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
-    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
-
-
-def _offered(rule: Locator, doc: str) -> Any:
-    schema = {"type": "object", "properties": {rule.field: {"anyOf": [
-        {"type": "string", "x-grounded": True}, {"type": "null"}]}}}
-    return apply_locators(schema, {rule.field: rule}, doc)["properties"][rule.field]
+from agentflow.grounding.locator_rule import VALUES_KEY
+from tests.locator_support import learned_rules, offered_node, scored
 
 
 class Package(BaseModel):
@@ -66,22 +48,22 @@ BUGS_FIRST = ('{\n  "name": "queue",\n  "bugs": {\n    "url": "https://example.o
 
 
 def test_json_key_under_another_parent_is_not_pinned() -> None:
-    rule = _rules(PACKAGES, Package)["repository_url"]
+    rule = learned_rules(PACKAGES, Package)["repository_url"]
     assert rule.parents == ("repository",)
     assert rule.off_depth(BUGS_ONLY)
-    assert _offered(rule, BUGS_ONLY) == {"anyOf": [{"type": "string", "x-grounded": True},
+    assert offered_node(rule, BUGS_ONLY) == {"anyOf": [{"type": "string", "x-grounded": True},
                                                    {"type": "null"}]}  # not narrowed
     rules = {"repository_url": rule}
     wrong = Package(name="tint", repository_url="https://tint.example.org/issues")
-    assert _score(wrong, BUGS_ONLY, rules, "repository_url") < REVIEW_BELOW
-    assert _score(Package(name="tint"), BUGS_ONLY, rules, "repository_url") == UNLOCATED_NULL
+    assert scored(wrong, BUGS_ONLY, rules, "repository_url") < REVIEW_BELOW
+    assert scored(Package(name="tint"), BUGS_ONLY, rules, "repository_url") == UNLOCATED_NULL
 
 
 def test_json_key_read_under_its_parent_only() -> None:
-    rule = _rules(PACKAGES, Package)["repository_url"]
+    rule = learned_rules(PACKAGES, Package)["repository_url"]
     assert rule.values(BUGS_FIRST) == ["https://example.org/jo/queue.git"]
     right = Package(name="queue", repository_url="https://example.org/jo/queue.git")
-    assert _score(right, BUGS_FIRST, {"repository_url": rule}, "repository_url") == HELD
+    assert scored(right, BUGS_FIRST, {"repository_url": rule}, "repository_url") == HELD
     assert "under 'repository:'" in rule.describe()
 
 
@@ -98,15 +80,15 @@ SETTINGS = [
 
 
 def test_yaml_key_under_another_parent_is_not_pinned() -> None:
-    rule = _rules(SETTINGS, Settings)["host"]
+    rule = learned_rules(SETTINGS, Settings)["host"]
     assert rule.parents == ("server",)
     doc = "database:\n  host: db9.example.org\nserver:\n  port: 81\n"
     assert rule.off_depth(doc)
-    assert _score(Settings(), doc, {"host": rule}, "host") == UNLOCATED_NULL
-    assert _score(Settings(host="db9.example.org"), doc, {"host": rule}, "host") < REVIEW_BELOW
+    assert scored(Settings(), doc, {"host": rule}, "host") == UNLOCATED_NULL
+    assert scored(Settings(host="db9.example.org"), doc, {"host": rule}, "host") < REVIEW_BELOW
     both = "database:\n  host: db9.example.org\nserver:\n  host: web9.example.org\n"
     assert rule.values(both) == ["web9.example.org"]
-    assert _score(Settings(host="web9.example.org"), both, {"host": rule}, "host") == HELD
+    assert scored(Settings(host="web9.example.org"), both, {"host": rule}, "host") == HELD
 
 
 class Job(BaseModel):
@@ -126,18 +108,18 @@ EARLIER_VOLUME = ("kind: Volume\nmeta:\n  id: cache\n  queue: slow\n---\n"
 
 
 def test_key_of_another_yaml_document_is_not_pinned() -> None:
-    rule = _rules(STREAMS, Job)["queue"]
+    rule = learned_rules(STREAMS, Job)["queue"]
     assert rule.document == ("run", "steps")
     assert rule.off_depth(LATER_VOLUME)
-    assert _score(Job(), LATER_VOLUME, {"queue": rule}, "queue") == UNLOCATED_NULL
-    assert _score(Job(queue="slow"), LATER_VOLUME, {"queue": rule}, "queue") < REVIEW_BELOW
-    assert VALUES_KEY not in str(_offered(rule, LATER_VOLUME))
+    assert scored(Job(), LATER_VOLUME, {"queue": rule}, "queue") == UNLOCATED_NULL
+    assert scored(Job(queue="slow"), LATER_VOLUME, {"queue": rule}, "queue") < REVIEW_BELOW
+    assert VALUES_KEY not in str(offered_node(rule, LATER_VOLUME))
 
 
 def test_key_read_in_its_own_yaml_document() -> None:
-    rule = _rules(STREAMS, Job)["queue"]
+    rule = learned_rules(STREAMS, Job)["queue"]
     assert rule.values(EARLIER_VOLUME) == ["idle"]  # the document the examples write it in
-    assert _score(Job(queue="idle"), EARLIER_VOLUME, {"queue": rule}, "queue") == HELD
+    assert scored(Job(queue="idle"), EARLIER_VOLUME, {"queue": rule}, "queue") == HELD
 
 
 def test_document_and_parents_helpers() -> None:
@@ -164,15 +146,15 @@ APPS = [
 def test_key_learned_from_a_coincidence_is_not_pinned_where_the_keys_differ() -> None:
     # each example writes its value after ``owner:`` and ``title:``; a rule from the
     # ``title:`` places does not hold (the second example's first ``title:`` is another's)
-    rule = _rules(APPS, App)["app_title"]
+    rule = learned_rules(APPS, App)["app_title"]
     assert rule.left == "owner: " and rule.echoes == ("title",)
     doc = "title: thumbnailer\nowner: media\nsize: 1\n"
     assert not rule.twins_agree(doc)
-    assert _score(App(app_title="media"), doc, {"app_title": rule}, "app_title") < REVIEW_BELOW
-    assert VALUES_KEY not in str(_offered(rule, doc))
+    assert scored(App(app_title="media"), doc, {"app_title": rule}, "app_title") < REVIEW_BELOW
+    assert VALUES_KEY not in str(offered_node(rule, doc))
     agree = "title: media\nowner: media\nsize: 1\n"
     assert rule.twins_agree(agree)
-    assert _score(App(app_title="media"), agree, {"app_title": rule}, "app_title") == HELD
+    assert scored(App(app_title="media"), agree, {"app_title": rule}, "app_title") == HELD
     assert rule.twins_agree("owner: media\n")  # a document without the key says nothing
 
 
@@ -185,10 +167,10 @@ STREAM_APPS = [
 
 def test_key_learned_from_a_coincidence_in_a_stream_is_not_pinned() -> None:
     # the ``title:`` of the document the examples write the value in holds too: a twin
-    rule = _rules(STREAM_APPS, App)["app_title"]
+    rule = learned_rules(STREAM_APPS, App)["app_title"]
     doc = "type: app\ntitle: thumbnailer\ntags:\n  owner: media\nsize: 1\n"
     assert not rule.twins_agree(doc)
-    assert _score(App(app_title="media"), doc, {"app_title": rule}, "app_title") < REVIEW_BELOW
+    assert scored(App(app_title="media"), doc, {"app_title": rule}, "app_title") < REVIEW_BELOW
 
 
 class Kind(BaseModel):
@@ -198,18 +180,18 @@ class Kind(BaseModel):
 def test_held_out_example_read_in_the_document_all_examples_show() -> None:
     # the first example's first document writes ``kind:`` too: a rule learned from the
     # second example alone, read in the marked document, still holds on it
-    rules = _rules([Example(STREAMS[0].text, Kind(kind="Job")),
+    rules = learned_rules([Example(STREAMS[0].text, Kind(kind="Job")),
                     Example(STREAMS[1].text, Kind(kind="Task"))], Kind)
     rule = rules["kind"]
     assert rule.document == ("queue", "run", "steps")
     assert rule.values(EARLIER_VOLUME) == ["Job"]
-    assert _score(Kind(kind="Job"), EARLIER_VOLUME, rules, "kind") == HELD
+    assert scored(Kind(kind="Job"), EARLIER_VOLUME, rules, "kind") == HELD
 
 
 def test_held_out_example_read_under_the_parent_all_examples_show() -> None:
     bugs_first = ('{\n  "name": "queue",\n  "bugs": {\n    "url": "https://example.org/q/issues"\n'
                   '  },\n  "repository": {\n    "url": "https://example.org/q.git"\n  }\n}\n')
-    rules = _rules([PACKAGES[0], Example(bugs_first, Package(
+    rules = learned_rules([PACKAGES[0], Example(bugs_first, Package(
         name="queue", repository_url="https://example.org/q.git"))], Package)
     assert rules["repository_url"].parents == ("repository",)
     assert rules["repository_url"].values(BUGS_FIRST) == ["https://example.org/jo/queue.git"]

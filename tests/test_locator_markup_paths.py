@@ -11,21 +11,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
+from agentflow.extraction.confidence import HELD, REVIEW_BELOW
 from agentflow.grounding.depths import line_depths
 from agentflow.grounding.key_paths import parent_keys
-from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locators import learn_locators
 from agentflow.grounding.markup import element_paths, is_markup
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
-
-
-def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
-    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
+from tests.locator_support import learned_rules, scored
 
 
 class Feed(BaseModel):
@@ -54,19 +44,19 @@ NO_OWN = ('<rss version="2.0">\n<channel>\n    <item>\n        <title>Low water<
 
 
 def test_markup_element_read_by_its_open_elements_not_its_indentation() -> None:
-    rule = _rules(FEEDS, Feed)["title"]
+    rule = learned_rules(FEEDS, Feed)["title"]
     assert rule.parents == ("<channel>", "<rss>")
     assert "under '<channel>' under '<rss>'" in rule.describe()
     assert rule.values(FLUSH) == ["Harbour Log"]
     rules = {"title": rule}
-    assert _score(Feed(title="Harbour Log"), FLUSH, rules, "title") == HELD
-    assert _score(Feed(title="Low water"), FLUSH, rules, "title") < REVIEW_BELOW
+    assert scored(Feed(title="Harbour Log"), FLUSH, rules, "title") == HELD
+    assert scored(Feed(title="Low water"), FLUSH, rules, "title") < REVIEW_BELOW
 
 
 def test_markup_element_only_inside_another_element_is_not_pinned() -> None:
-    rule = _rules(FEEDS, Feed)["title"]
+    rule = learned_rules(FEEDS, Feed)["title"]
     assert rule.off_depth(NO_OWN)
-    assert _score(Feed(title="Low water"), NO_OWN, {"title": rule}, "title") < REVIEW_BELOW
+    assert scored(Feed(title="Low water"), NO_OWN, {"title": rule}, "title") < REVIEW_BELOW
 
 
 class Build(BaseModel):
@@ -92,11 +82,11 @@ UNINDENTED = ('<Project Sdk="Microsoft.NET.Sdk">\n<ItemGroup>\n<PackageReference
 
 
 def test_markup_element_of_an_unindented_document_read_under_its_parents() -> None:
-    rule = _rules(PROJECTS, Build)["version"]
+    rule = learned_rules(PROJECTS, Build)["version"]
     assert rule.depth == 2 and rule.parents == ("<PropertyGroup>", "<Project>")
     assert rule.values(UNINDENTED) == ["1.0.5"]
-    assert _score(Build(version="1.0.5"), UNINDENTED, {"version": rule}, "version") == HELD
-    assert _score(Build(version="8.2.0"), UNINDENTED, {"version": rule}, "version") < REVIEW_BELOW
+    assert scored(Build(version="1.0.5"), UNINDENTED, {"version": rule}, "version") == HELD
+    assert scored(Build(version="8.2.0"), UNINDENTED, {"version": rule}, "version") < REVIEW_BELOW
 
 
 def test_element_paths_follow_tags() -> None:

@@ -11,32 +11,14 @@ null, and a comment is never read."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.extraction.confidence import HELD, REVIEW_BELOW, UNLOCATED_NULL, field_confidence
-from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator
-from agentflow.grounding.locators import learn_locators
+from agentflow.extraction.confidence import HELD, REVIEW_BELOW, UNLOCATED_NULL
+from agentflow.grounding.locator_rule import VALUES_KEY
 from agentflow.grounding.markup import element_spans, uncommented
 from agentflow.grounding.sibling_blocks import record_spans
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
-
-
-def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
-    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
-
-
-def _offered(rule: Locator, doc: str) -> Any:
-    schema = {"type": "object", "properties": {rule.field: {"anyOf": [
-        {"type": "string", "x-grounded": True}, {"type": "null"}]}}}
-    return apply_locators(schema, {rule.field: rule}, doc)["properties"][rule.field]
+from tests.locator_support import learned_rules, offered_node, scored
 
 
 class Entry(BaseModel):
@@ -84,37 +66,37 @@ def test_markup_elements_are_records_of_one_path() -> None:
 
 
 def test_first_entry_without_the_field_leaves_a_later_one_unpinned() -> None:
-    rules = _rules(ATOM, Entry)
+    rules = learned_rules(ATOM, Entry)
     rule = rules["updated"]
     assert rule.record == "element feed/entry"
     assert "in the first element 'feed/entry'" in rule.describe()
-    assert _score(Entry(updated="2024-06-01T18:00:00Z"), FIRST_UNDATED, rules,
+    assert scored(Entry(updated="2024-06-01T18:00:00Z"), FIRST_UNDATED, rules,
                   "updated") < REVIEW_BELOW
-    assert _score(Entry(), FIRST_UNDATED, rules, "updated") == UNLOCATED_NULL
-    offered = _offered(rule, FIRST_UNDATED)
+    assert scored(Entry(), FIRST_UNDATED, rules, "updated") == UNLOCATED_NULL
+    offered = offered_node(rule, FIRST_UNDATED)
     assert {"type": "null"} in offered["anyOf"]  # null beside the later entry's date
 
 
 def test_first_entry_value_is_pinned_where_every_entry_writes_one() -> None:
-    rules = _rules(ATOM, Entry)
+    rules = learned_rules(ATOM, Entry)
     assert rules["title"].record == "element feed/entry"
     assert rules["title"].values(THREE) == ["Post 3", "Post 2", "Post 1"]
-    assert _score(Entry(title="Post 3"), THREE, rules, "title") == HELD
-    assert _score(Entry(updated="2024-06-03T18:00:00Z"), THREE, rules, "updated") == HELD
-    assert _score(Entry(title="Post 2"), THREE, rules, "title") < REVIEW_BELOW
-    assert _offered(rules["title"], THREE)[VALUES_KEY] == ["Post 3"]
+    assert scored(Entry(title="Post 3"), THREE, rules, "title") == HELD
+    assert scored(Entry(updated="2024-06-03T18:00:00Z"), THREE, rules, "updated") == HELD
+    assert scored(Entry(title="Post 2"), THREE, rules, "title") < REVIEW_BELOW
+    assert offered_node(rules["title"], THREE)[VALUES_KEY] == ["Post 3"]
     # the feed's own title comes before the first entry: no record of it
     assert rules["feed"].record == ""
-    assert _score(Entry(feed="Pottery"), THREE, rules, "feed") == HELD
+    assert scored(Entry(feed="Pottery"), THREE, rules, "feed") == HELD
 
 
 def test_a_commented_out_element_is_never_read() -> None:
-    rules = _rules(ATOM, Entry)
+    rules = learned_rules(ATOM, Entry)
     assert rules["feed"].values(COMMENTED) == ["Pottery"]
     assert rules["title"].values(COMMENTED) == ["Raku night"]
-    assert _score(Entry(feed="Pottery"), COMMENTED, rules, "feed") == HELD
-    assert _score(Entry(title="Raku night"), COMMENTED, rules, "title") == HELD
-    assert _score(Entry(title="DRAFT: kiln"), COMMENTED, rules, "title") < REVIEW_BELOW
+    assert scored(Entry(feed="Pottery"), COMMENTED, rules, "feed") == HELD
+    assert scored(Entry(title="Raku night"), COMMENTED, rules, "title") == HELD
+    assert scored(Entry(title="DRAFT: kiln"), COMMENTED, rules, "title") < REVIEW_BELOW
     blanked = uncommented(COMMENTED)
     assert len(blanked) == len(COMMENTED) and "Old name" not in blanked
     # a comment of a text that is not markup is left as it is (a Markdown page's note)

@@ -8,8 +8,6 @@ is not called wrong."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from agentflow import Example
@@ -18,28 +16,11 @@ from agentflow.extraction.confidence import (
     HELD,
     REVIEW_BELOW,
     UNLOCATED_NULL,
-    field_confidence,
 )
-from agentflow.grounding.locator_offer import apply_locators
-from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_rule import VALUES_KEY
 from agentflow.grounding.locator_siblings import later_sibling_only
-from agentflow.grounding.locators import learn_locators
 from agentflow.grounding.sibling_blocks import record_spans
-from agentflow.output.examples import check_examples
-
-
-def _rules(examples: list[Example], model: type[BaseModel]) -> dict[str, Locator]:
-    return learn_locators(check_examples(examples, model), model)
-
-
-def _score(model: BaseModel, doc: str, rules: dict[str, Locator], name: str) -> float:
-    return field_confidence(model, doc, {}, {name: rules[name]})[0][name]
-
-
-def _offered(rule: Locator, doc: str) -> Any:
-    schema = {"type": "object", "properties": {rule.field: {"anyOf": [
-        {"type": "string", "x-grounded": True}, {"type": "null"}]}}}
-    return apply_locators(schema, {rule.field: rule}, doc)["properties"][rule.field]
+from tests.locator_support import learned_rules, offered_node, scored
 
 
 class Service(BaseModel):
@@ -60,27 +41,27 @@ BUILD_ONLY = ("version: '3.9'\nservices:\n  app:\n    build: .\n    ports:\n    
 
 
 def test_a_later_services_value_is_not_pinned_and_null_is_offered() -> None:
-    rules = _rules(COMPOSE, Service)
+    rules = learned_rules(COMPOSE, Service)
     assert rules["image"].record == "under 0 services"
     assert later_sibling_only(rules["image"], BUILD_ONLY)
-    assert _score(Service(image="redis:7-alpine"), BUILD_ONLY, rules, "image") < REVIEW_BELOW
-    assert _score(Service(), BUILD_ONLY, rules, "image") == UNLOCATED_NULL  # was DISAGREES
-    offered = _offered(rules["image"], BUILD_ONLY)
+    assert scored(Service(image="redis:7-alpine"), BUILD_ONLY, rules, "image") < REVIEW_BELOW
+    assert scored(Service(), BUILD_ONLY, rules, "image") == UNLOCATED_NULL  # was DISAGREES
+    offered = offered_node(rules["image"], BUILD_ONLY)
     assert offered["anyOf"][0][VALUES_KEY] == ["redis:7-alpine"]
     assert {"type": "null"} in offered["anyOf"]
 
 
 def test_the_first_services_own_value_stays_pinned() -> None:
-    rules = _rules(COMPOSE, Service)
+    rules = learned_rules(COMPOSE, Service)
     doc = BUILD_ONLY.replace("    build: .\n", "    image: app:1\n").replace(
         "    image: redis:7-alpine\n", "")
     assert not later_sibling_only(rules["image"], doc)
-    assert _score(Service(image="app:1"), doc, rules, "image") == HELD
-    assert _score(Service(), doc, rules, "image") == DISAGREES
-    assert _offered(rules["image"], doc)[VALUES_KEY] == ["app:1"]  # the only choice
+    assert scored(Service(image="app:1"), doc, rules, "image") == HELD
+    assert scored(Service(), doc, rules, "image") == DISAGREES
+    assert offered_node(rules["image"], doc)[VALUES_KEY] == ["app:1"]  # the only choice
     both = BUILD_ONLY.replace("    build: .\n", "    image: app:1\n")  # each service its own:
-    assert _score(Service(image="app:1"), both, rules, "image") == HELD  # the first's is meant
-    assert _score(Service(image="redis:7-alpine"), both, rules, "image") == DISAGREES
+    assert scored(Service(image="app:1"), both, rules, "image") == HELD  # the first's is meant
+    assert scored(Service(image="redis:7-alpine"), both, rules, "image") == DISAGREES
 
 
 class Job(BaseModel):
@@ -96,15 +77,15 @@ def test_a_workflows_second_job_is_another_record() -> None:
         Example("name: Nightly\njobs:\n  build:\n    runs-on: ubuntu-latest\n"
                 "    steps:\n      - run: ./build.sh\n", Job(runs_on="ubuntu-latest")),
     ]
-    rules = _rules(examples, Job)
+    rules = learned_rules(examples, Job)
     doc = ("name: Release\njobs:\n  call:\n    uses: ./.github/workflows/build.yml\n"
            "  publish:\n    runs-on: ubuntu-24.04\n    steps:\n      - run: twine upload\n")
-    assert _score(Job(runs_on="ubuntu-24.04"), doc, rules, "runs_on") < REVIEW_BELOW
+    assert scored(Job(runs_on="ubuntu-24.04"), doc, rules, "runs_on") < REVIEW_BELOW
     assert "in the first block under 'jobs:'" in rules["runs_on"].describe()
     # two jobs of different runners: no example shows the first job's is meant over
     # another's (each writes one job), so neither is pinned
     two = doc.replace("    uses: ./.github/workflows/build.yml\n", "    runs-on: macos-14\n")
-    assert _score(Job(runs_on="macos-14"), two, rules, "runs_on") < REVIEW_BELOW
+    assert scored(Job(runs_on="macos-14"), two, rules, "runs_on") < REVIEW_BELOW
 
 
 class Meta(BaseModel):
@@ -117,7 +98,7 @@ def test_a_key_every_example_writes_alike_is_no_record() -> None:
                         Meta(name="web")),
                 Example("kind: Pod\nmetadata:\n  name: db\nspec:\n  containers:\n    - x\n",
                         Meta(name="db"))]
-    assert _rules(examples, Meta)["name"].record == ""
+    assert learned_rules(examples, Meta)["name"].record == ""
 
 
 class SshHost(BaseModel):
@@ -133,15 +114,15 @@ SSH = [
 
 
 def test_an_ssh_configs_later_host_block_is_another_record() -> None:
-    rules = _rules(SSH, SshHost)
+    rules = learned_rules(SSH, SshHost)
     assert rules["user"].record == "head host"
     for gap in ("\n", ""):  # with a blank line between the blocks, or none
         doc = f"Host *\n    ServerAliveInterval 60\n{gap}Host prod\n    User ops\n"
-        assert _score(SshHost(user="ops"), doc, rules, "user") < REVIEW_BELOW
-        assert _score(SshHost(), doc, rules, "user") == UNLOCATED_NULL
+        assert scored(SshHost(user="ops"), doc, rules, "user") < REVIEW_BELOW
+        assert scored(SshHost(), doc, rules, "user") == UNLOCATED_NULL
     for doc in ("Host jump\n    User deploy\nHost app\n    Port 2222\n",
                 "Host jump\n    User deploy\nHost app\n    User app\n"):
-        assert _score(SshHost(user="deploy"), doc, rules, "user") == HELD
+        assert scored(SshHost(user="deploy"), doc, rules, "user") == HELD
 
 
 class Remote(BaseModel):
@@ -157,12 +138,12 @@ def test_a_later_ini_group_of_the_same_kind_is_another_record() -> None:
                 '[remote "mine"]\n\turl = https://d.example/y.git\n',
                 Remote(url="https://c.example/y.git")),
     ]
-    rules = _rules(examples, Remote)
+    rules = learned_rules(examples, Remote)
     assert rules["url"].record == 'group [remote "*"]'
     doc = ('[remote "origin"]\n\tfetch = +refs/heads/*\n'
            '[remote "fork"]\n\turl = https://e.example/z.git\n')
-    assert _score(Remote(url="https://e.example/z.git"), doc, rules, "url") < REVIEW_BELOW
-    assert _score(Remote(url="https://e.example/z.git"), doc.replace(
+    assert scored(Remote(url="https://e.example/z.git"), doc, rules, "url") < REVIEW_BELOW
+    assert scored(Remote(url="https://e.example/z.git"), doc.replace(
         "\tfetch = +refs/heads/*\n", "\turl = https://e.example/z.git\n"), rules, "url") == HELD
 
 
@@ -177,11 +158,11 @@ def test_a_later_yaml_document_is_another_record() -> None:
         Example("release: 3.0\nnotes: rewrite\n---\nrelease: 2.9\nnotes: last\n",
                 Release(notes="rewrite")),
     ]
-    rules = _rules(examples, Release)
+    rules = learned_rules(examples, Release)
     assert rules["notes"].record == "doc"
     doc = "---\nrelease: 2.0\n---\nrelease: 1.9\nnotes: old\n"
-    assert _score(Release(notes="old"), doc, rules, "notes") < REVIEW_BELOW
-    assert _score(Release(), doc, rules, "notes") == UNLOCATED_NULL
+    assert scored(Release(notes="old"), doc, rules, "notes") < REVIEW_BELOW
+    assert scored(Release(), doc, rules, "notes") == UNLOCATED_NULL
 
 
 def test_record_spans() -> None:
@@ -199,7 +180,7 @@ def test_a_line_break_inside_struck_text_does_not_move_the_first_records_end() -
     """Struck-out text holding a form feed or a lone carriage return (blanked
     by ``live_text``, so one line there, two for ``str.splitlines``) before
     the services: the first service's value on its last line is still its own."""
-    rules = _rules(COMPOSE, Service)
+    rules = learned_rules(COMPOSE, Service)
     for brk in ("\x0c", "\r"):
         doc = (f"# <del>generated{brk}by hand</del>\nservices:\n  app:\n    restart: always\n"
                "    image: app:1\n  redis:\n    image: redis:7-alpine\n")
