@@ -17,7 +17,8 @@ from starlette.routing import Route
 
 from agentflow import ReActAgent
 from agentflow.testing import FunctionModel, Reply
-from agentflow.web.aisdk import _finish_reason, read_chat_request, ui_message_stream_response
+from agentflow.web._aisdk_frames import finish_reason as _finish_reason
+from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 
 from .test_web_adapters import node, node_ready, served
