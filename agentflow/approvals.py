@@ -49,9 +49,10 @@ from agentflow._commit import finish, rearm_cancel
 from agentflow.errors import AlreadyDecidedError, InvalidInputError, ToolNameError
 from agentflow.events import ApprovalRequested, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
-from agentflow.middleware.base import WAITING_CALLS, Act, Middleware, ModelRequest
+from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.tools import TOOL_NAME_PATTERN
 from agentflow.tools.names import renamings
+from agentflow.waiting_calls import abandoned_ids, settle_calls, waiting_step
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
@@ -182,73 +183,11 @@ def is_approval_pending(result: ToolResult) -> bool:
     return result.waiting == "approval_required"
 
 
-def _held(msg: Msg) -> frozenset[str]:
-    """The ids of the calls that ``msg`` (a tool message) records as waiting
-    (``WAITING_CALLS``, written by the loop from ``Act.waiting``)."""
-    ids = msg.metadata.get(WAITING_CALLS)
-    if not isinstance(ids, list | tuple):
-        return frozenset()
-    return frozenset(i for i in ids if isinstance(i, str))
-
-
-def _waiting(msg: Msg, placeholder: str) -> set[str]:
-    """The ids of the calls the tool message ``msg`` holds with ``placeholder``."""
-    held = _held(msg)
-    return {r.tool_use_id for r in msg.tool_results
-            if r.tool_use_id in held and r.is_error and r.output == placeholder}
-
-
-def _pending(state: AgentState, placeholder: str = PENDING_OUTPUT
-             ) -> tuple[int, list[ToolUseBlock]]:
-    """The index of the tool message that ends the conversation (system
-    reminders aside), and its calls that wait with ``placeholder``
-    (``agentflow.client_tools`` pauses with its own): calls the message
-    records as held (``WAITING_CALLS``), so a result that only reads like a
-    placeholder (a server tool's error text) never waits. Calls held in an
-    earlier step wait no more: the conversation went on without them (a new
-    message came; the model read them as not run, ``_abandoned``)."""
-    for index in range(len(state.memory) - 1, 0, -1):
-        msg = state.memory[index]
-        if msg.role == "system":
-            continue
-        if msg.role != "tool":
-            break
-        waiting = _waiting(msg, placeholder)
-        if not waiting:
-            break
-        calls = [c for c in state.memory[index - 1].tool_uses if c.id in waiting]
-        return index, calls
-    return -1, []
-
-
-def _abandoned(state: AgentState, index: int, placeholder: str = PENDING_OUTPUT) -> set[str]:
-    """The ids of calls held with ``placeholder`` in a tool message before
-    ``index`` (the one that waits now, or -1): the conversation went on
-    without them."""
-    return {i for m in state.memory[:index if index >= 0 else None] if m.role == "tool"
-            for i in _waiting(m, placeholder)}
-
-
-def _settle(state: AgentState, index: int, outcomes: Mapping[str, ToolResultBlock]) -> None:
-    """Put ``outcomes`` (by tool call id) in place of the results of the tool
-    message at ``index``; their calls no longer wait."""
-    old = state.memory[index]
-    metadata = dict(old.metadata)
-    held = _held(old) - set(outcomes)
-    if held:
-        metadata[WAITING_CALLS] = [r.tool_use_id for r in old.tool_results
-                                   if r.tool_use_id in held]
-    else:
-        metadata.pop(WAITING_CALLS, None)
-    state.memory[index] = Msg("tool", [outcomes.get(r.tool_use_id, r) for r in old.tool_results],
-                              metadata=metadata)
-
-
 def pending_calls(state: AgentState) -> list[ToolUseBlock]:
     """The calls of ``state`` that wait for a decision (``[]``: none): those
     of the step that ends it; a new message moves the conversation on, and
     the calls held before it wait no more."""
-    return _pending(state)[1]
+    return waiting_step(state, PENDING_OUTPUT)[1]
 
 
 def check_decisions(state: AgentState, decisions: Mapping[str, Decision]) -> list[ToolUseBlock]:
@@ -272,10 +211,10 @@ def check_decisions(state: AgentState, decisions: Mapping[str, Decision]) -> lis
 def _check_decisions(state: AgentState, decisions: Mapping[str, Decision]
                      ) -> tuple[int, list[ToolUseBlock]]:
     """``check_decisions``, with the index of the tool message that holds the
-    pending calls (as ``_pending``)."""
-    index, calls = _pending(state)
+    pending calls (as ``waiting_step``)."""
+    index, calls = waiting_step(state, PENDING_OUTPUT)
     ids = {c.id for c in calls}
-    if gone := sorted(set(decisions) & _abandoned(state, index)):
+    if gone := sorted(set(decisions) & abandoned_ids(state, index, PENDING_OUTPUT)):
         raise InvalidInputError(
             f"the call(s) {', '.join(gone)} no longer wait for approval: the conversation went "
             "on without them (a new message came first, and the model read them as not run); "
@@ -349,7 +288,7 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         asked = state.memory[index - 1]
         state.memory[index - 1] = asked.replace(content=[
             edited.get(b.id, b) if isinstance(b, ToolUseBlock) else b for b in asked.content])
-    _settle(state, index, {**outcomes, **{
+    settle_calls(state, index, {**outcomes, **{
         r.id: ToolResultBlock(r.id, STARTED_OUTPUT, True, r.name) for r in runs}})
     if checkpoint is not None:  # the claim, durable before anything runs
         await checkpoint(state)
@@ -395,7 +334,7 @@ async def _run_and_record(agent: ReActAgent, state: AgentState, index: int,
         tool = agent.toolkit.get(run.name)
         ran[run.id] = (await tool.run(run) if tool is not None else ToolResultBlock(
             run.id, f"Tool {run.name!r} not found.", True, run.name))
-    _settle(state, index, ran)
+    settle_calls(state, index, ran)
     if checkpoint is not None:
         await checkpoint(state)
     return ran

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema.validators import validator_for
 
-from agentflow.approvals import _pending, _settle
 from agentflow.client_tool_checks import (
     DEFAULT_CLIENT_TOOL_LIMITS,
     ClientToolLimits,
@@ -53,6 +52,7 @@ from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.model import ToolSpec
 from agentflow.output._schema_errors import describe_schema_errors
 from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, lax_arguments
+from agentflow.waiting_calls import settle_calls, waiting_step
 
 if TYPE_CHECKING:
     from agentflow.agent import ReActAgent
@@ -203,7 +203,7 @@ def pending_client_calls(state: AgentState) -> list[ToolUseBlock]:
     """The calls of ``state`` that wait for the client's results (``[]``: none):
     calls the step held (recorded by id, ``WAITING_CALLS``), never a result
     that only reads like the placeholder."""
-    return _pending(state, CLIENT_PENDING_OUTPUT)[1]
+    return waiting_step(state, CLIENT_PENDING_OUTPUT)[1]
 
 
 def resolve_client_tools(state: AgentState,
@@ -217,7 +217,7 @@ def resolve_client_tools(state: AgentState,
     Raises:
         InvalidInputError: no call is pending, or a pending call has no result.
     """
-    index, calls = _pending(state, CLIENT_PENDING_OUTPUT)
+    index, calls = waiting_step(state, CLIENT_PENDING_OUTPUT)
     if not calls:
         raise InvalidInputError("this conversation has no tool call waiting for the client")
     if missing := [c.id for c in calls if c.id not in results]:
@@ -228,5 +228,5 @@ def resolve_client_tools(state: AgentState,
         outcomes[call.id] = (ToolResultBlock(call.id, given, False, call.name)
                              if isinstance(given, str) else
                              ToolResultBlock(call.id, given.output, given.is_error, call.name))
-    _settle(state, index, outcomes)
+    settle_calls(state, index, outcomes)
     return [outcomes[c.id] for c in calls]

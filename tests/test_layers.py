@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "agentflow.content", "agentflow.events", "agentflow.execution", "agentflow.grounding",
         "agentflow.input_checks", "agentflow.loop", "agentflow.middleware", "agentflow.output",
         "agentflow.reasoning", "agentflow.reply", "agentflow.state", "agentflow.telemetry",
-        "agentflow.tool_call_assembler",
+        "agentflow.tool_call_assembler", "agentflow.waiting_calls",
         "agentflow.testing", "agentflow.tools",
     )),
     ("providers", ("agentflow.providers",)),
