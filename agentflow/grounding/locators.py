@@ -166,15 +166,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import typing
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import Any
 
 from pydantic import BaseModel
 
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
+from agentflow.grounding.locator_fields import locator_fields
 from agentflow.grounding.locator_kinds import example_shapes, with_kind
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_parts import grouped, headed
@@ -182,53 +182,11 @@ from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.locator_twins import anchors, beside_context, echoed, key_label, twinned
-from agentflow.grounding.marked_types import (
-    is_derived,
-    is_text,
-    is_union,
-    object_fields,
-    sequence_item,
-    unwrap_annotated,
-)
 from agentflow.grounding.row_cells import shared_row
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["VALUES_KEY", "Locator", "apply_locators", "is_loose", "learn_locator", "learn_locators",
            "locator_fields"]
-
-
-def locator_fields(output_type: Any) -> list[tuple[str, bool]]:
-    """The top-level fields a locator may hold: ``(name, many)`` for each
-    field that is a free-text string (or ``| None``) or a list of them, not
-    ``Derived()``."""
-    fields = object_fields(output_type)
-    if fields is None:
-        return []
-    infos = output_type.model_fields if isinstance(output_type, type) and issubclass(
-        output_type, BaseModel) else {}
-    out = []
-    for name, ann, _marks in fields:
-        if name in infos and is_derived(infos[name].annotation, infos[name].metadata):
-            continue
-        kind = _kind(ann)
-        if kind is not None:
-            out.append((name, kind))
-    return out
-
-
-def _kind(tp: Any) -> bool | None:
-    """``False``: one string; ``True``: a list of strings; ``None``: neither."""
-    tp, _ = unwrap_annotated(tp)
-    if is_union(tp):
-        args = [a for a in get_args(tp) if a is not type(None)]
-        return _kind(args[0]) if len(args) == 1 else None
-    if is_text(tp):
-        return False
-    item = sequence_item(tp)
-    if item is not None and item is not typing.Any:
-        item, _ = unwrap_annotated(item)
-        return True if is_text(item) else None
-    return None
 
 
 def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict[str, Locator]:
