@@ -8,14 +8,9 @@ probes: ``probe_list.py`` L1-L2b, meeting minutes)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from agentflow import Example
-from agentflow.batch import extract_many
 from agentflow.extraction.confidence import DISAGREES, HELD, REVIEW_BELOW
 from agentflow.grounding.list_heading import heading_key, names, sections
 from agentflow.grounding.locators import apply_locators, learn_locators
@@ -23,7 +18,7 @@ from agentflow.grounding.marker import mark_all_strings
 from agentflow.grounding.value_clauses import clause_break
 from agentflow.output.examples import check_examples
 from agentflow.output.schema import OutputSpec
-from agentflow.testing import FunctionModel
+from tests.locator_support import run_one
 
 
 class Lab(BaseModel):
@@ -37,16 +32,6 @@ LABS = [Example("LAB REPORT\nTest: Hemoglobin\nNotes:\n- Fasting sample\n",
                 Lab(test="Glucose", notes=["Non-fasting", "Repeat advised"]))]
 BOTH = "LAB REPORT\nTest: Calcium\nMethods:\n- Immunoassay\nNotes:\n- Routine\n"
 OTHER = "LAB REPORT\nTest: Calcium\nMethods:\n- Immunoassay\n- Photometry\n"
-
-
-def _run(answer: dict[str, Any], doc: str, output: type[BaseModel],
-         examples: list[Example]) -> Any:
-    async def go() -> Any:
-        model = FunctionModel(lambda request: json.dumps(answer))
-        (result,) = [r async for r in extract_many(model, [doc], output, examples=examples)]
-        return result
-
-    return asyncio.run(go())
 
 
 def test_heading_keys_sections_and_names() -> None:
@@ -84,9 +69,9 @@ def test_another_list_is_never_confident_for_the_field() -> None:
     cases = [(BOTH, ["Immunoassay"], DISAGREES), (BOTH, ["Routine"], HELD),
              (OTHER, ["Immunoassay", "Photometry"], DISAGREES)]
     for doc, notes, score in cases:
-        result = _run({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
+        result = run_one({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
         assert result.ok and result.confidence["notes"] == score, (doc, notes)
-    empty = _run({"test": "Calcium", "notes": []}, OTHER, Lab, LABS)
+    empty = run_one({"test": "Calcium", "notes": []}, OTHER, Lab, LABS)
     assert empty.confidence["notes"] < REVIEW_BELOW  # nothing shows the notes empty
 
 
@@ -102,9 +87,9 @@ def test_a_heading_sharing_a_word_is_another_list_beside_the_key_itself() -> Non
     assert rule.values("Test: x\nInternal notes:\n- Check payment\n") == []
     for doc, notes in ((both, ["Check payment", "Routine"]), (both, ["Check payment"]),
                        (none, ["Ring twice"])):
-        result = _run({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
+        result = run_one({"test": "Calcium", "notes": notes}, doc, Lab, LABS)
         assert result.ok and result.confidence["notes"] < REVIEW_BELOW, (doc, notes)
-    assert _run({"test": "Calcium", "notes": ["Routine"]}, both, Lab, LABS).confidence[
+    assert run_one({"test": "Calcium", "notes": ["Routine"]}, both, Lab, LABS).confidence[
         "notes"] == HELD
 
 
@@ -136,9 +121,9 @@ def test_a_list_under_a_heading_sharing_a_word_is_another_list() -> None:
     doc = ("Date: 16 March\nPrevious action items:\n- Book room\n\n"
            "Action items:\n- Order chairs\n")
     assert sections(doc, "action items") == ["- Order chairs"]
-    right = _run({"date": "16 March", "actions": ["Order chairs"]}, doc, Minutes, MINUTES)
+    right = run_one({"date": "16 March", "actions": ["Order chairs"]}, doc, Minutes, MINUTES)
     assert right.ok and right.confidence["actions"] == HELD
-    merged = _run({"date": "16 March", "actions": ["Book room", "Order chairs"]}, doc, Minutes,
+    merged = run_one({"date": "16 March", "actions": ["Book room", "Order chairs"]}, doc, Minutes,
                   MINUTES)
     assert merged.ok and merged.confidence["actions"] == DISAGREES
 
@@ -165,10 +150,10 @@ def test_a_value_with_a_clause_the_examples_never_show_is_not_pinned() -> None:
     assert not rules["date"].pins("20 May 2024 (rescheduled from 13 May)")
     assert not rules["chair"].pins("Dana Wells. Also present: Ben")
     assert rules["chair"].pins("Dana Wells")
-    whole = _run({"date": "20 May 2024 (rescheduled from 13 May)",
+    whole = run_one({"date": "20 May 2024 (rescheduled from 13 May)",
                   "chair": "Dana Wells. Also present: Ben"}, doc, Meeting, MEETINGS)
     assert whole.ok and set(whole.needs_review) == {"date", "chair"}
-    part = _run({"date": "20 May 2024", "chair": "Dana Wells"}, doc, Meeting, MEETINGS)
+    part = run_one({"date": "20 May 2024", "chair": "Dana Wells"}, doc, Meeting, MEETINGS)
     assert part.ok and set(part.needs_review) == {"date", "chair"}
     # examples that show such a clause keep it the kind of value the rule reads
     noted = [Example("Date: 4 March 2024 (moved)\n", Meeting(date="4 March 2024 (moved)")),
@@ -197,7 +182,7 @@ def test_a_clause_after_a_key_glued_to_its_equals_sign_is_the_values_own() -> No
     assert rules["name"].values(doc) == ["Python (v3.11)"]
     assert rules["name"].pins("Python (v3.11)")
     assert rules["comment"].pins("Code Editing. Redefined.")
-    right = _run({"name": "Python (v3.11)", "comment": "Code Editing. Redefined."}, doc, Entry,
+    right = run_one({"name": "Python (v3.11)", "comment": "Code Editing. Redefined."}, doc, Entry,
                  ENTRIES)
     assert right.ok and not right.needs_review and right.confidence["name"] == HELD
     spaced = [Example(e.text.replace("=", " = "), e.output) for e in ENTRIES]

@@ -6,21 +6,16 @@ value's end learned before ``bookworm`` is not one before ``bookworm-backports``
 
 from __future__ import annotations
 
-import asyncio
-import json
-from typing import Any
-
 from pydantic import BaseModel
 
 from agentflow import Example
-from agentflow.batch import extract_many
 from agentflow.extraction.confidence import REVIEW_BELOW
 from agentflow.grounding.lines import word_after
 from agentflow.grounding.locator_places import right_end, shared_label
 from agentflow.grounding.locator_report import learned_lines
 from agentflow.grounding.locators import learn_locators
 from agentflow.output.examples import check_examples
-from agentflow.testing import FunctionModel
+from tests.locator_support import run_one
 
 
 class Header(BaseModel):
@@ -36,23 +31,13 @@ HEADERS = [
 CODING = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n# encoding: utf-8\n\"\"\"A tool.\"\"\"\n"
 
 
-def _run(answer: dict[str, Any], doc: str, output: type[BaseModel],
-         examples: list[Example]) -> Any:
-    async def go() -> Any:
-        model = FunctionModel(lambda request: json.dumps(answer))
-        (result,) = [r async for r in extract_many(model, [doc], output, examples=examples)]
-        return result
-
-    return asyncio.run(go())
-
-
 def test_an_unanchored_label_keeps_its_whole_words() -> None:
     rule = learn_locators(check_examples(HEADERS, Header), Header)["license"]
     assert (rule.left, rule.anchored) == ("SPDX-License-Identifier: ", False)
     assert rule.values(CODING) == []  # no ``key: value`` line is the label's
     assert rule.values("/*\n * SPDX-License-Identifier: BSD-3-Clause\n */\n") == ["BSD-3-Clause"]
     assert rule.values("# XSPDX-License-Identifier: MIT\n") == []  # its first word whole
-    result = _run({"license": "utf-8"}, CODING, Header, HEADERS)
+    result = run_one({"license": "utf-8"}, CODING, Header, HEADERS)
     assert result.ok and "license" in result.needs_review
 
 
@@ -106,7 +91,7 @@ def test_a_value_ends_only_before_the_whole_next_token() -> None:
         "Bookworm"]
     backports = "version,codename,series\n12,Bookworm,bookworm-backports,2023-06-10\n"
     assert rule.values(backports) == []
-    result = _run({"codename": "Bookworm"}, backports, Row, ROWS)
+    result = run_one({"codename": "Bookworm"}, backports, Row, ROWS)
     assert result.ok and result.confidence["codename"] < REVIEW_BELOW
 
 
@@ -141,15 +126,15 @@ def test_a_row_every_example_picks_is_sure_only_where_a_line_writes_all_its_cell
         "does not, unpinned)")
     backports = "version,codename,series,created\n12,Bookworm,bookworm-backports,2023-06-10\n"
     assert rules["version"].values(backports) == ["12"]
-    result = _run({"version": "12", "codename": "Bookworm"}, backports, Release, RELEASES)
+    result = run_one({"version": "12", "codename": "Bookworm"}, backports, Release, RELEASES)
     assert result.ok and {"version", "codename"} <= set(result.needs_review)
     row = "version,codename,series,created\n12,Bookworm,bookworm,2021-08-14\n14,Forky,forky\n"
-    result = _run({"version": "12", "codename": "Bookworm"}, row, Release, RELEASES)
+    result = run_one({"version": "12", "codename": "Bookworm"}, row, Release, RELEASES)
     assert result.ok and not result.needs_review, result.confidence
     rules = learn_locators(check_examples(PIPES, Release), Release)
     assert rules["version"].row and rules["codename"].row
     wrong = TABLE + "| 12 | Bookworm | bookworm-security |\n"
-    result = _run({"version": "12", "codename": "Bookworm"}, wrong, Release, PIPES)
+    result = run_one({"version": "12", "codename": "Bookworm"}, wrong, Release, PIPES)
     assert result.ok and {"version", "codename"} <= set(result.needs_review), result.confidence
 
 

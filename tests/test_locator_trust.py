@@ -7,14 +7,12 @@ as ``Based in Boston MA``; ``, `` to the line's end as a start time)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from agentflow import Example
-from agentflow.batch import extract_many
 from agentflow.extraction.confidence import (
     ABSENT,
     DISAGREES,
@@ -29,7 +27,7 @@ from agentflow.grounding.locators import apply_locators, learn_locators
 from agentflow.grounding.marker import mark_all_strings
 from agentflow.output.examples import check_examples
 from agentflow.output.schema import OutputSpec
-from agentflow.testing import FunctionModel
+from tests.locator_support import run_one
 
 
 class Job(BaseModel):
@@ -47,18 +45,6 @@ JOBS = [
 PROSE = "Title: Data Analyst\nBased in Boston MA. Must know SQL, Excel and Tableau.\n"
 
 
-def _run(answer: dict[str, Any], doc: str, output: type[BaseModel],
-         examples: list[Example]) -> Any:
-    import asyncio
-
-    async def go() -> Any:
-        model = FunctionModel(lambda request: json.dumps(answer))
-        (result,) = [r async for r in extract_many(model, [doc], output, examples=examples)]
-        return result
-
-    return asyncio.run(go())
-
-
 def test_a_null_in_a_document_of_another_layout_is_no_sure_null() -> None:
     locators = learn_locators(check_examples(JOBS, Job), Job)
     assert {"title", "location", "skills"} <= set(locators)
@@ -68,11 +54,11 @@ def test_a_null_in_a_document_of_another_layout_is_no_sure_null() -> None:
     assert confidence["title"] == HELD
     assert confidence["location"] == UNLOCATED_NULL and confidence["skills"] == UNLOCATED_NULL
     # the right values: the locator says nothing here, grounding scores them (not 0.2)
-    right = _run({"title": "Data Analyst", "location": "Boston MA",
+    right = run_one({"title": "Data Analyst", "location": "Boston MA",
                   "skills": ["SQL", "Excel", "Tableau"]}, PROSE, Job, JOBS)
     assert right.ok and right.confidence["location"] == GROUNDED
     assert right.confidence["skills"] == GROUNDED
-    wrong = _run({"title": "Data Analyst", "location": None, "skills": []}, PROSE, Job, JOBS)
+    wrong = run_one({"title": "Data Analyst", "location": None, "skills": []}, PROSE, Job, JOBS)
     assert wrong.ok and {"location", "skills"} <= set(wrong.needs_review)
 
 
@@ -126,7 +112,7 @@ def test_punctuation_the_examples_write_elsewhere_is_no_rule() -> None:
     # ", " to the line's end: the examples write ", " on other lines too (The Old Mill, Bath)
     assert "start_time" not in learn_locators(check_examples(EVENTS, Event), Event)
     for value in ("Leamington Spa", "9:00"):
-        result = _run({"name": "ANNUAL CHARITY FUN RUN", "start_time": value}, RUN, Event,
+        result = run_one({"name": "ANNUAL CHARITY FUN RUN", "start_time": value}, RUN, Event,
                       EVENTS)
         assert result.ok and result.confidence["start_time"] < REVIEW_BELOW
         assert result.confidence["start_time"] != DISAGREES
@@ -214,9 +200,9 @@ def test_a_rule_between_punctuation_the_examples_write_elsewhere_is_no_rule() ->
     # examples only by chance; the line's own key places it instead
     rule = learn_locators(check_examples(LOCALES, Locale), Locale)["title"]
     assert rule.values(COMMENTED) == ["Czech locale for the Czech Republic"]
-    wrong = _run({"title": "UTF-8", "source": "RAP"}, COMMENTED, Locale, LOCALES)
+    wrong = run_one({"title": "UTF-8", "source": "RAP"}, COMMENTED, Locale, LOCALES)
     assert wrong.ok and wrong.confidence["title"] < REVIEW_BELOW
-    right = _run({"title": "Czech locale for the Czech Republic", "source": "RAP"},
+    right = run_one({"title": "Czech locale for the Czech Republic", "source": "RAP"},
                  COMMENTED, Locale, LOCALES)
     assert right.ok and right.confidence["title"] == HELD
 
@@ -254,12 +240,12 @@ def test_a_missing_label_in_the_examples_layout_is_no_sure_null() -> None:
                 "SHIPPING NOTICE\nOrder: A-2009\nCourier: Evri\nShipped: 2024-05-09\n"):
         order = doc.split("Order: ")[1].split("\n")[0]
         shipped = doc.split("Shipped: ")[1].split("\n")[0]
-        result = _run({"order_id": order, "carrier": None, "shipped": shipped}, doc, Ship, SHIPS)
+        result = run_one({"order_id": order, "carrier": None, "shipped": shipped}, doc, Ship, SHIPS)
         assert result.ok and result.confidence["carrier"] == UNLOCATED_NULL, doc
         assert "carrier" in result.needs_review
     # the label written with nothing after it is still a sure null
     doc = "SHIPPING NOTICE\nOrder: A-2004\nCarrier:\nShipped: 2024-05-05\n"
-    result = _run({"order_id": "A-2004", "carrier": None, "shipped": "2024-05-05"}, doc, Ship,
+    result = run_one({"order_id": "A-2004", "carrier": None, "shipped": "2024-05-05"}, doc, Ship,
                   SHIPS)
     assert result.confidence["carrier"] == ABSENT and result.needs_review == ()
 
@@ -273,7 +259,7 @@ def test_a_label_with_its_value_on_the_next_line_is_no_sure_null() -> None:
     for doc in ("SHIPPING NOTICE\nOrder: B-2002\nCarrier:\nDPD\nShipped: 2024-05-07\n",
                 "SHIPPING NOTICE\r\nOrder: B-2002\r\nCarrier:\r\n\r\nDPD\r\n"
                 "Shipped: 2024-05-07\r\n"):
-        result = _run({"order_id": "B-2002", "carrier": None, "shipped": "2024-05-07"}, doc,
+        result = run_one({"order_id": "B-2002", "carrier": None, "shipped": "2024-05-07"}, doc,
                       Ship, SHIPS)
         assert result.confidence["carrier"] == UNLOCATED_NULL, doc
         assert "carrier" in result.needs_review
@@ -289,11 +275,11 @@ def test_a_label_written_twice_pins_neither_value() -> None:
     doc = ("SHIPPING NOTICE\nOrder: A-2005\nCarrier: GLS\n\n"
            "SHIPPING NOTICE\nOrder: A-2006\nCarrier: DPD\nShipped: 2024-05-07\n")
     for carrier in ("GLS", "DPD"):
-        result = _run({"order_id": "A-2006", "carrier": carrier, "shipped": "2024-05-07"},
+        result = run_one({"order_id": "A-2006", "carrier": carrier, "shipped": "2024-05-07"},
                       doc, Ship, SHIPS)
         assert result.ok and result.confidence["carrier"] == GROUNDED, carrier
         assert "carrier" in result.needs_review
-    result = _run({"order_id": "A-2006", "carrier": "Evri", "shipped": "2024-05-07"}, doc, Ship,
+    result = run_one({"order_id": "A-2006", "carrier": "Evri", "shipped": "2024-05-07"}, doc, Ship,
                   SHIPS)  # neither of the two (not even in the document): refused
     assert not result.ok or result.confidence["carrier"] == DISAGREES
 
@@ -313,11 +299,11 @@ def test_a_null_is_sure_only_where_the_document_writes_nothing_but_the_examples_
     or prose, may hold the carrier there: the null needs review."""
     for doc in ("Order: A-300\nCourier: FedEx\n", "Order: A-301\nShipped via: DHL Express\n",
                 "Order: A-302\nThe parcel travels with FedEx.\n"):
-        result = _run({"order": doc.split()[1], "carrier": None}, doc, Parcel, PARCELS)
+        result = run_one({"order": doc.split()[1], "carrier": None}, doc, Parcel, PARCELS)
         assert result.confidence["carrier"] == UNLOCATED_NULL, doc
         assert "carrier" in result.needs_review
     for doc in ("Order: A-303\n", "Order: A-304\nOrder.note: fragile\n"):  # a sub-key of one
-        result = _run({"order": doc.split()[1], "carrier": None}, doc, Parcel, PARCELS)
+        result = run_one({"order": doc.split()[1], "carrier": None}, doc, Parcel, PARCELS)
         assert result.confidence["carrier"] == ABSENT and result.needs_review == (), doc
 
 
@@ -334,9 +320,9 @@ def test_a_labelled_list_runs_on_over_its_continuation_lines() -> None:
     rule = learn_locators(check_examples(TAGGED, Tagged), Tagged)["tags"]
     doc = "Name: gamma\nTags: x, y,\n  z\n"
     assert rule.continued and rule.values(doc) == ["x", "y,", "z"]
-    short = _run({"name": "gamma", "tags": ["x", "y"]}, doc, Tagged, TAGGED)
+    short = run_one({"name": "gamma", "tags": ["x", "y"]}, doc, Tagged, TAGGED)
     assert short.confidence["tags"] == DISAGREES and "tags" in short.needs_review
-    whole = _run({"name": "gamma", "tags": ["x", "y", "z"]}, doc, Tagged, TAGGED)
+    whole = run_one({"name": "gamma", "tags": ["x", "y", "z"]}, doc, Tagged, TAGGED)
     assert whole.confidence["tags"] == HELD and whole.needs_review == ()
 
 
@@ -386,9 +372,9 @@ def test_a_homepage_written_without_its_scheme_needs_review() -> None:
              Example("Name: quux\n", Entry(name="quux"))]
     for doc in ("Name: acme\nSee www.acme.example.org\n",
                 "Name: acme\nProject site is acme.example.org/docs\n"):
-        result = _run({"name": "acme", "value": None}, doc, Entry, sites)
+        result = run_one({"name": "acme", "value": None}, doc, Entry, sites)
         assert result.confidence["value"] == UNLOCATED_NULL and "value" in result.needs_review
-    result = _run({"name": "acme", "value": None}, "Name: acme\n", Entry, sites)
+    result = run_one({"name": "acme", "value": None}, "Name: acme\n", Entry, sites)
     assert result.confidence["value"] == ABSENT and result.needs_review == ()
 
 
@@ -413,12 +399,12 @@ def test_a_value_wrapped_onto_a_plain_line_is_never_pinned_cut() -> None:
            "Owner: Cy\n")
     for subject in ("Laptop will not boot after",
                     "Laptop will not boot after the BIOS update on Monday"):
-        result = _run({"ticket": "T-3", "subject": subject, "owner": "Cy"}, doc, Ticket,
+        result = run_one({"ticket": "T-3", "subject": subject, "owner": "Cy"}, doc, Ticket,
                       TICKETS)
         assert result.ok and "subject" in result.needs_review, subject
         assert result.confidence["ticket"] == HELD and result.confidence["owner"] == HELD
     own = "Ticket: T-3\nSubject: Laptop will not boot\nOwner: Cy\nPlease call back.\n"
-    result = _run({"ticket": "T-3", "subject": "Laptop will not boot", "owner": "Cy"}, own,
+    result = run_one({"ticket": "T-3", "subject": "Laptop will not boot", "owner": "Cy"}, own,
                   Ticket, TICKETS)
     assert result.confidence["subject"] == HELD and result.confidence["owner"] == HELD
 
@@ -444,7 +430,7 @@ def test_a_rule_finding_several_values_pins_none() -> None:
     rule = learn_locators(check_examples(MODULES, PerlModule), PerlModule)["version"]
     assert rule.values(doc) == ["5.015008", "1.07"]
     for version in ("5.015008", "1.07"):
-        result = _run({"package": "Search::Dict", "version": version}, doc, PerlModule, MODULES)
+        result = run_one({"package": "Search::Dict", "version": version}, doc, PerlModule, MODULES)
         assert result.ok and "version" in result.needs_review, version
 
 
@@ -455,8 +441,8 @@ def test_several_words_where_every_example_wrote_one_are_never_pinned() -> None:
     rule = learn_locators(check_examples(MODULES, PerlModule), PerlModule)["package"]
     assert not rule.spaced and rule.values(doc) == ["builtin 0.006"]
     for package in ("builtin 0.006", "builtin"):
-        result = _run({"package": package, "version": "0.006"}, doc, PerlModule, MODULES)
+        result = run_one({"package": package, "version": "0.006"}, doc, PerlModule, MODULES)
         assert result.ok and "package" in result.needs_review, package
     plain = "package File::Compare;\nour $VERSION = '1.1007';\n"
-    result = _run({"package": "File::Compare", "version": "1.1007"}, plain, PerlModule, MODULES)
+    result = run_one({"package": "File::Compare", "version": "1.1007"}, plain, PerlModule, MODULES)
     assert result.confidence["package"] == HELD and result.needs_review == ()
