@@ -106,10 +106,11 @@ class RequireApproval(Middleware):
     the agent gives it: ``"write_file"`` for an MCP server's tool the model
     calls ``fs_write_file`` (``prefix="fs"``), ``"files.read"`` for one it
     calls ``files_read_1a2b3c4d`` (made valid). So before each model request
-    a name the request does not offer is checked against those it does
-    (``agentflow.tools.names.renamings``): one the agent offers renamed so, or a name no tool can
-    have, fails the call before the model is asked (``ToolNameError``). A
-    name no tool answers to yet (one an MCP server adds later) is kept.
+    a name the request does not offer is checked against the offered tools a
+    source gave (``Toolkit.from_sources``, ``tools.names.renamings``): one the
+    agent offers renamed so, or a name no tool can have, fails the call before
+    the model is asked (``ToolNameError``). A name no tool answers to yet is
+    kept (the agent's own ``bulk_delete`` is no renaming of ``delete``).
 
     Raises:
         ValueError: neither or both of ``tools`` and ``needs``.
@@ -136,8 +137,9 @@ class RequireApproval(Middleware):
         if not self._names:
             return
         offered = {t.name for t in request.tools}
+        sourced = offered & ex.toolkit.from_sources() if ex.toolkit is not None else set()
         for name in sorted(self._names - offered):
-            renamed = renamings(name, offered)
+            renamed = renamings(name, sourced)
             if renamed or not TOOL_NAME_PATTERN.fullmatch(name):
                 use = (f"this agent calls it {' or '.join(map(repr, renamed))} (the name the model "
                        "sees: an MCP server's prefix, or its name made valid, included); name "

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import structlog
 
     from agentflow.state import AgentState
+    from agentflow.tools.toolkit import Toolkit
 
 __all__ = ["CallExecution"]
 
@@ -67,6 +68,8 @@ class CallExecution:
         deltas_read: someone reads the call's delta events (``stream()``);
             ``False`` under ``call()``, where partial outputs are not worked out.
         extra: room for middleware's own per-call data, keyed by middleware.
+        toolkit: the agent's tools (``None`` for an execution made outside an
+            agent): which of them a tool source gave (``Toolkit.from_sources``).
     """
 
     model: ChatModel
@@ -101,6 +104,7 @@ class CallExecution:
     deltas_read: bool = True
     pending_events: list[Event] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    toolkit: Toolkit | None = None
 
     _log: structlog.stdlib.BoundLogger | None = field(default=None, init=False, repr=False)
 

@@ -140,6 +140,7 @@ async def call_events(
             model, state, (agent.name, agent.id),
             agent.options if deltas else agent._whole_options(), output,
             strategy=strategy, deltas=deltas, has_tools=has_tools, inputs=inputs)
+        ex.toolkit = agent.toolkit
         if ground is not None:
             ex.extra["ground"] = ground
         if examples is not None:

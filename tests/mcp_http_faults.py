@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["cutting", "guarded", "read_body", "rpc_of"]
+__all__ = ["BLOAT_BYTES", "cutting", "guarded", "read_body", "rpc_of"]
 
 
 async def read_body(receive: Any) -> tuple[list[Any], Any]:
@@ -63,20 +63,45 @@ async def _answer(send: Any, status: int, body: bytes, content_type: str,
     await send({"type": "http.response.body", "body": body})
 
 
+BLOAT_BYTES = 64 * 1024 * 1024
+"""The size of the error body ``POST /bloat`` makes the next POST answer (``guarded``)."""
+
+
+async def _bloat(send: Any) -> None:
+    """A 502 whose HTML body is ``BLOAT_BYTES`` long, sent piece by piece
+    (ends early when the client hangs up)."""
+    await send({"type": "http.response.start", "status": 502,
+                "headers": [(b"content-type", b"text/html")]})
+    piece = b"<p>Bad Gateway</p>" + b" " * (1024 * 1024 - 18)
+    try:
+        for _ in range(BLOAT_BYTES // len(piece)):
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+    except OSError:
+        return
+
+
 def guarded(app: Any, token: str) -> Any:
     """``app`` behind a bearer token, as an authenticating proxy puts it: a
     POST without ``Authorization: Bearer <token>`` is answered 401 with an
     OAuth error body (no JSON-RPC error); ``POST /revoke`` makes every token
     refused from then on (it expired), ``POST /overload`` answers the next
-    POST 503 with an HTML page and ``Retry-After: 7``, as a gateway does."""
-    state = {"revoked": False, "overloaded": False}
+    POST 503 with an HTML page and ``Retry-After: 7``, as a gateway does;
+    ``POST /bloat`` answers the next POST 502 with an HTML body of
+    ``BLOAT_BYTES`` (sent in 1 MiB pieces, as a gateway streaming an endless
+    error page; bounded, so a client that reads it whole still ends)."""
+    state = {"revoked": False, "overloaded": False, "bloated": False}
+    paths = {"/revoke": "revoked", "/overload": "overloaded", "/bloat": "bloated"}
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             return await app(scope, receive, send)
-        if scope["path"] in ("/revoke", "/overload"):
-            state[{"/revoke": "revoked", "/overload": "overloaded"}[scope["path"]]] = True
+        if scope["path"] in paths:
+            state[paths[scope["path"]]] = True
             return await _answer(send, 200, b"{}", "application/json")
+        if state["bloated"]:
+            state["bloated"] = False
+            return await _bloat(send)
         if state["overloaded"]:
             state["overloaded"] = False
             return await _answer(send, 503, b"<html><h1>503 Service Unavailable</h1></html>",

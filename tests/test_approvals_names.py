@@ -67,3 +67,24 @@ async def test_a_tool_the_server_adds_later_waits_for_approval_once_it_comes() -
         state = AgentState()
         await agent.call("find the secret", state=state)
         assert [c.name for c in pending_calls(state)] == ["secret"]
+
+
+def bulk_delete(ids: list[str]) -> str:
+    """Delete records by id (the agent's own tool)."""
+    return f"deleted {len(ids)}"
+
+
+async def test_an_own_tool_ending_in_the_name_is_no_renaming() -> None:
+    """``RequireApproval({"delete"})`` for a tool no source offers yet, beside
+    the agent's own ``bulk_delete`` (and a server that prefixes its tools):
+    no source renamed anything, so the call goes on, where it was refused
+    (every offered name ending in ``_delete`` read as a renaming)."""
+    async with MCPServer.stdio(sys.executable, [SERVER], prefix="shop") as server:
+        for tools in ([bulk_delete], [bulk_delete, server]):
+            model = ScriptedModel([Reply(tool_calls=[Call("bulk_delete", {"ids": ["a"]})]),
+                                   "done"])
+            agent = ReActAgent("a", model, tools=tools,
+                               middleware=[RequireApproval({"delete"})])
+            state = AgentState()
+            assert (await agent.call("clean up", state=state)).text == "done"
+            assert pending_calls(state) == []

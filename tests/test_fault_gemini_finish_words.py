@@ -9,7 +9,11 @@ language"), the image filters (``IMAGE_PROHIBITED_CONTENT``,
 a filtered reply with no text completed as an empty answer. A filter's stop
 now raises ``ContentFilteredError``, as ``SAFETY`` does, and a failed
 generation is a retryable ``ServerError``; an OpenAI-style gateway that
-relays the word (``language``) reads it the same way.
+relays the word (``language``) reads it the same way. ``MISSING_THOUGHT_SIGNATURE``
+("Request has at least one thought signature missing", google-genai
+``FinishReason``) faults the request's history, not the generation: a model
+that already signs every call it is sent raises a ``BadRequestError`` naming
+what to do, not retried (test_fault_gemini_missing_signature.py: the remedy).
 
 Served by the Gemini and OpenAI fakes, whole and streamed, through the
 public API."""
@@ -20,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from agentflow import ContentFilteredError, ReActAgent, ServerError
+from agentflow import BadRequestError, ContentFilteredError, ReActAgent, ServerError
 from agentflow.providers.gemini import GeminiChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply, sse
@@ -65,11 +69,24 @@ async def test_a_filter_word_is_a_content_filter(word: str, stream: bool) -> Non
 
 
 @STREAMS
-@pytest.mark.parametrize("word", ["MALFORMED_RESPONSE", "MISSING_THOUGHT_SIGNATURE"])
-async def test_a_failed_generation_is_a_server_error(word: str, stream: bool) -> None:
+async def test_a_failed_generation_is_a_server_error(stream: bool) -> None:
     with pytest.raises(ServerError) as info:
-        await _ask(word, stream)
+        await _ask("MALFORMED_RESPONSE", stream)
     assert info.value.retryable
+
+
+@STREAMS
+async def test_a_missing_signature_on_a_signing_model_is_not_retried(stream: bool) -> None:
+    async with Ended() as fake:
+        fake.add(FakeReply(extra={"body": _ended("MISSING_THOUGHT_SIGNATURE")}),
+                 FakeReply(text="never asked for"))
+        async with GeminiChatModel("gemini-3-flash-preview", base_url=fake.url, api_key="k",
+                                   stream=stream, settings=FAST) as model:
+            with pytest.raises(BadRequestError) as info:
+                await ReActAgent("g", model).call("Traduis: bonjour")
+    assert len(fake.requests) == 1
+    assert info.value.code == "MISSING_THOUGHT_SIGNATURE" and not info.value.retryable
+    assert "provider_data" in info.value.message  # names what to do
 
 
 async def test_a_relayed_language_word_is_a_content_filter() -> None:

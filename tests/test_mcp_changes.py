@@ -91,12 +91,13 @@ async def test_a_listing_that_fails_after_a_change_keeps_the_tools_as_last_liste
         "done",
     ])
     async with grower() as server:
+        server._clock = lambda: 0.0
         agent = ReActAgent("a", model, tools=[server])
         assert (await agent.call("grow")).text == "done"
         assert model.requests[2].messages[-1].tool_results[0].output == "still here"
         assert "later" not in names(model.requests[2]) and "echo" in names(model.requests[2])
         failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
-        assert len(failed) == 2 and "the tool catalogue is down" in failed[0].getMessage()
+        assert len(failed) == 1 and "the tool catalogue is down" in failed[0].getMessage()
 
 
 async def test_calls_waiting_on_a_failed_listing_take_its_outcome(
@@ -105,14 +106,54 @@ async def test_calls_waiting_on_a_failed_listing_take_its_outcome(
     fails: each one that waited for the lock listed again in turn, so a
     listing that times out held the last of them up to connect_timeout once
     per user before it. One listing is tried; the waiters keep the tools as
-    last listed; the next step tries again."""
+    last listed; a step once the backoff has passed tries again."""
+    now = [0.0]
     async with grower() as server:
+        server._clock = lambda: now[0]
         await server.call_tool("grow", {"name": "later", "down": True})
         async with anyio.create_task_group() as tg:
             for _ in range(3):
                 tg.start_soon(server.refresh_tools)
         failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
         assert len(failed) == 1 and "echo" in [t.name for t in server.tools]
-        await server.refresh_tools()  # the next step's refresh tries again
+        now[0] = 1.0
+        await server.refresh_tools()  # the next step's refresh, the backoff passed, tries again
         failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
         assert len(failed) == 2
+
+
+async def test_a_failed_listing_waits_a_backoff_that_doubles_and_success_resets_it(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A listing that fails was tried again before every step of every user:
+    one that hangs cost each of them up to connect_timeout for as long as it
+    hung. Now a refresh before the backoff has passed (on the server's clock,
+    advanced here) returns at once with the tools as last listed; the wait
+    doubles with each failure up to 60 s; a listing that succeeds resets it."""
+    now = [0.0]
+
+    def waits() -> list[str]:
+        return [r.getMessage().partition("retry_in=")[2].split(" ")[0] for r in caplog.records
+                if "mcp.refresh_failed" in r.getMessage()]
+
+    async with grower() as server:
+        server._clock = lambda: now[0]
+        await server.call_tool("grow", {"name": "later", "down": True})
+        await server.refresh_tools()
+        await server.refresh_tools()  # within the first second: not tried
+        assert waits() == ["1.0"] and "later" not in [t.name for t in server.tools]
+        now[0] = 1.0
+        await server.refresh_tools()
+        now[0] = 2.5
+        await server.refresh_tools()  # the wait is 2 s now
+        assert waits() == ["1.0", "2.0"]
+        for _ in range(6):
+            now[0] += 64.0
+            await server.refresh_tools()
+        assert waits() == ["1.0", "2.0", "4.0", "8.0", "16.0", "32.0", "60.0", "60.0"]
+        await server.call_tool("grow", {"name": "again"})  # the catalogue is up again
+        now[0] += 60.0
+        await server.refresh_tools()
+        assert {"later", "again"} <= {t.name for t in server.tools} and len(waits()) == 8
+        await server.call_tool("grow", {"name": "third", "down": True})
+        await server.refresh_tools()
+        assert waits()[8:] == ["1.0"]  # the success reset the wait

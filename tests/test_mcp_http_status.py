@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import pytest
@@ -16,7 +17,9 @@ import pytest
 from agentflow import ReActAgent
 from agentflow.errors import MCPServerStartError, MCPStatusError
 from agentflow.mcp import MCPServer
+from agentflow.mcp._transports import ERROR_BODY_BYTES, HTTP_STATUS, _status_transport
 from agentflow.testing import Call, Reply, ScriptedModel
+from tests.mcp_http_faults import BLOAT_BYTES
 from tests.mcp_servers import http_server
 
 TOKEN = "zq7-bearer-a1b2c3d4e5f6g7h8"
@@ -71,3 +74,47 @@ async def test_a_token_that_expires_mid_session_and_a_gateways_503(base: str) ->
             await server.call_tool("echo", {"text": "x"})
         assert refused.value.status == 401 and refused.value.retry_after is None
         assert TOKEN not in str(refused.value) and server.lost is None
+
+
+class _Recording:
+    """An httpx2 transport over a real one that keeps the responses it hands on
+    (``num_bytes_downloaded``: what the client read of each body)."""
+
+    def __init__(self) -> None:
+        import httpx2
+
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.responses: list[httpx2.Response] = []
+
+    async def handle_async_request(self, request: Any) -> Any:
+        response = await self.inner.handle_async_request(request)
+        self.responses.append(response)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_gateways_huge_error_body_is_read_only_up_to_the_cap(base: str) -> None:
+    """A gateway answers 502 with a body of 64 MiB (as good as endless): it
+    was read whole, though only its first 300 characters are the message.
+    The error names the status; the client reads at most ``ERROR_BODY_BYTES``
+    (and the rest of the network read that reached it, at most as much
+    again) before it hangs up."""
+    import httpx2
+
+    async with MCPServer.http(f"{base}/mcp", headers={"Authorization": f"Bearer {TOKEN}"}
+                              ) as server:
+        await post(f"{base}/bloat")
+        with pytest.raises(MCPStatusError, match=r"with HTTP 502 Bad Gateway") as bad:
+            await server.call_tool("echo", {"text": "x"})
+        assert bad.value.status == 502 and "Bad Gateway" in str(bad.value)
+        assert (await server.call_tool("echo", {"text": "again"})).text == "again"
+    recording = _Recording()
+    await post(f"{base}/bloat")
+    async with httpx2.AsyncClient(transport=_status_transport(recording)) as client:
+        response = await client.post(f"{base}/mcp", content=b"{}")
+    assert response.status_code == 502 and BLOAT_BYTES > 100 * ERROR_BODY_BYTES
+    assert response.json()["error"]["data"][HTTP_STATUS]["status"] == 502
+    [raw] = recording.responses
+    assert ERROR_BODY_BYTES <= raw.num_bytes_downloaded <= 2 * ERROR_BODY_BYTES

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
@@ -25,6 +25,7 @@ from mcp import ClientSession
 from agentflow.errors import ToolNameError, UsageError
 from agentflow.mcp._server_calls import InFlight
 from agentflow.mcp._server_session import ServerSession
+from agentflow.mcp._server_tools import REFRESH_BACKOFF
 from agentflow.mcp._transports import (
     MAX_RESULT_BYTES,
     HTTPTarget,
@@ -139,6 +140,12 @@ class MCPServer(ServerSession):
         self._stale = False
         self._lock = anyio.Lock()
         self._refresh_failures = 0  # (``refresh_tools``: waiters take a failure's outcome)
+        self._clock: Callable[[], float] = anyio.current_time
+        """The clock of ``refresh_tools``'s backoff (a test sets one it advances)."""
+        self._retry_at = -math.inf
+        """``_clock`` time before which a failed listing is not tried again."""
+        self._backoff = REFRESH_BACKOFF[0]
+        """The wait after the next failed listing."""
 
     # ------------------------------------------------------------------ constructors
 

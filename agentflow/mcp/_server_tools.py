@@ -6,13 +6,15 @@ server's tools (``tools/list``, every page, all from one session) and declaring 
 reserved for structured output refused. A tool that cannot be declared is an
 error at start (``on_invalid_schema``); one a running server adds or changes
 (``notifications/tools/list_changed``) is left out, logged and kept in
-``skipped``, and a listing that fails keeps the tools as last listed, so that
+``skipped``, and a listing that fails keeps the tools as last listed (tried
+again after a backoff, ``REFRESH_BACKOFF``), so that
 a server's change never ends the calls of every user of the tools that
 worked. The class holds no state of its own, only the
 methods, over the attributes ``MCPServer`` sets."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
@@ -36,12 +38,18 @@ from agentflow.mcp._server_calls import ServerCalls
 from agentflow.output.reminders import TOOL_NAME
 from agentflow.tools import Tool
 
-__all__ = ["ServerTools"]
+__all__ = ["REFRESH_BACKOFF", "ServerTools"]
 
 _log = get_logger()
 
 _MAX_PAGES = 1000
 """``tools/list`` pages read at most (a server whose cursor never ends cannot hang a start)."""
+
+
+REFRESH_BACKOFF = (1.0, 60.0)
+"""After a failed listing of changed tools (``refresh_tools``), the first and
+the longest wait, in seconds on anyio's clock, before the next is tried; each
+failure doubles the wait, a listing that succeeds resets it."""
 
 
 class ServerTools(ServerCalls):
@@ -60,6 +68,9 @@ class ServerTools(ServerCalls):
     _stale: bool
     _lock: anyio.Lock
     _refresh_failures: int
+    _clock: Callable[[], float]
+    _retry_at: float
+    _backoff: float
 
     @property
     def source_name(self) -> str:
@@ -99,14 +110,18 @@ class ServerTools(ServerCalls):
         """``ToolSource``: list the tools again if the server said they
         changed since the last listing. A listing that fails (the server
         answers an error, times out, went away) leaves the tools as last
-        listed, logged (``mcp.refresh_failed``), and is tried again before the
-        next request: it ended the call under way, and every later call of
-        every user while it failed. A tool the change brings that cannot be
+        listed, logged (``mcp.refresh_failed``): it ended the call under way,
+        and every later call of every user while it failed. It is tried again
+        by the first refresh once a backoff has passed (``REFRESH_BACKOFF``:
+        1 s, doubling with each failure up to 60 s, reset by a listing that
+        succeeds); until then the tools as last listed serve, and a refresh
+        returns at once (a listing that hangs cost each step of each user up
+        to ``connect_timeout`` while it hung). A tool the change brings that cannot be
         declared is left out (``_declare``). Calls that waited while another's
         listing failed take that outcome: a listing that times out is waited
         for once, not once more by each of them in turn (each holding the
         others up to ``connect_timeout``). Never raises but a cancellation."""
-        if not self._stale or self._session is None:
+        if not self._stale or self._session is None or self._clock() < self._retry_at:
             return
         failures = self._refresh_failures
         async with self._lock:
@@ -117,8 +132,11 @@ class ServerTools(ServerCalls):
                 except (MCPError, ToolError) as exc:
                     self._stale = True
                     self._refresh_failures += 1
+                    wait, self._backoff = self._backoff, min(self._backoff * 2,
+                                                             REFRESH_BACKOFF[1])
+                    self._retry_at = self._clock() + wait
                     _log.warning("mcp.refresh_failed", server=self.name, error=str(exc),
-                                 tools=len(self._tools))
+                                 tools=len(self._tools), retry_in=wait)
                 except BaseException:
                     self._stale = True
                     raise
@@ -159,6 +177,7 @@ class ServerTools(ServerCalls):
                 break
         self._tools = self._declare(listed, set_up=first and self._group is None)
         self._revision += 1
+        self._retry_at, self._backoff = -math.inf, REFRESH_BACKOFF[0]
 
     async def _page(self, page: Callable[[ClientSession], Awaitable[types.ListToolsResult]],
                     first: bool) -> types.ListToolsResult:

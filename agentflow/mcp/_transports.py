@@ -16,6 +16,7 @@ quote the URL, query included, in their records, get the same mask.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 import sys
@@ -32,7 +33,8 @@ from mcp_types import INTERNAL_ERROR
 from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
 
-__all__ = ["HTTP_STATUS", "MAX_RESULT_BYTES", "HTTPTarget", "StdioTarget", "Target"]
+__all__ = ["ERROR_BODY_BYTES", "HTTP_STATUS", "MAX_RESULT_BYTES", "HTTPTarget", "StdioTarget",
+           "Target"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
 """Environment variable and option names whose values are masked wherever they could appear."""
@@ -201,13 +203,38 @@ HTTP_STATUS = "agentflow_http_status"
 the HTTP status (and ``retry_after``, ``reason``) the server answered."""
 
 
+ERROR_BODY_BYTES = 64 * 1024
+"""The most of an HTTP error response's body ``_status_transport`` reads (its
+first 300 characters are the message): the rest is left unread and the
+connection closed, so a gateway answering an endless or huge error body costs
+neither memory nor a call that never ends."""
+
+
+async def _read_capped(response: Any, cap: int = ERROR_BODY_BYTES) -> bytes:
+    """At most ``cap`` bytes of ``response``'s body (decoded), read chunk by
+    chunk; the response is closed (its unread rest dropped with the connection)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with contextlib.aclosing(response.aiter_bytes()) as parts:
+            async for chunk in parts:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= cap:
+                    break
+    finally:
+        await response.aclose()
+    return b"".join(chunks)[:cap]
+
+
 def _status_transport(inner: Any) -> Any:
     """An httpx2 transport over ``inner`` that turns a POST's error status
     whose body is no JSON-RPC error (a 401 of an expired token, a 429, a
     gateway's 502) into a JSON-RPC error naming it (``data[HTTP_STATUS]``):
     the SDK surfaces the server's JSON-RPC error, but for any other body
     says only "Server returned an error response". A 404 is left to the SDK
-    (its session expiry)."""
+    (its session expiry). At most ``ERROR_BODY_BYTES`` of the error body are
+    read (a JSON-RPC error longer than that reads as no JSON-RPC error)."""
     import httpx2
 
     class _StatusTransport(httpx2.AsyncBaseTransport):
@@ -216,8 +243,7 @@ def _status_transport(inner: Any) -> Any:
             if request.method != "POST" or response.status_code < 400 or \
                     response.status_code == 404:
                 return response
-            body = await response.aread()
-            await response.aclose()
+            body = await _read_capped(response)
             headers = [(k, v) for k, v in response.headers.multi_items()  # (WWW-Authenticate
                        if k.lower() not in _BODY_HEADERS]  # kept; the body is a new one)
             headers.append(("content-type", "application/json"))

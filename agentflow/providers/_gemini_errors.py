@@ -14,6 +14,7 @@ import orjson
 
 from agentflow.errors import (
     AuthenticationError,
+    BadRequestError,
     ProviderError,
     QuotaExceededError,
     RateLimitedError,
@@ -27,7 +28,8 @@ from agentflow.providers._http import (
     parse_retry_after,
 )
 
-__all__ = ["TOO_MANY_STATES", "VENDOR", "body_error", "map_error", "payload_error"]
+__all__ = ["MISSING_SIGNATURE", "TOO_MANY_STATES", "VENDOR", "body_error", "map_error",
+           "missing_signature", "payload_error"]
 
 VENDOR = "gemini"
 
@@ -100,6 +102,24 @@ def _refuses_parameters(message: str) -> bool:
     return "function_declarations" in message and "parameters" in message
 
 
+MISSING_SIGNATURE = "MISSING_THOUGHT_SIGNATURE"
+"""``ProviderError.code`` of a request whose history holds a ``functionCall``
+part without its ``thoughtSignature``: the 400 "Function call is missing a
+thought_signature in functionCall parts", or a reply ended by finish reason
+``MISSING_THOUGHT_SIGNATURE`` (ai.google.dev/gemini-api/docs/thought-signatures).
+Sent again as it is, it fails the same way: not retried."""
+
+
+def missing_signature(message: str, *, status: int | None = None) -> BadRequestError:
+    """The ``BadRequestError`` (code ``MISSING_SIGNATURE``) of a history that
+    lost a function call's thought signature, naming what to do."""
+    return BadRequestError(
+        f"{message}: the history sent back holds a functionCall part without its "
+        "thoughtSignature; keep the provider_data of the model's ToolUseBlock and "
+        "ThinkingBlock (gemini_thought_signature) when replaying a conversation",
+        status=status, code=MISSING_SIGNATURE, vendor=VENDOR)
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """A Google RPC error (``{"error":{code,message,status,details}}``, maybe
     in a one-element list) as a ``ProviderError``: 400 ``API_KEY_INVALID`` ->
@@ -109,7 +129,9 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     ``RateLimitedError`` with ``RetryInfo.retryDelay`` (else ``Retry-After``),
     ``QuotaExceededError`` for a daily quota or a quota of 0 (``_quota_spent``);
     400 "The input token count (N) exceeds the maximum number of tokens allowed
-    (M)" -> ``ContextLengthError``; other statuses as usual (503 -> ``OverloadedError``)."""
+    (M)" -> ``ContextLengthError``; 400 "Function call is missing a
+    thought_signature" -> ``missing_signature``; other statuses as usual (503 ->
+    ``OverloadedError``)."""
     message, _, data = error_message(body)
     node = data[0] if isinstance(data, list) and data else data
     error = node.get("error") if isinstance(node, Mapping) else None
@@ -124,6 +146,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     if too_long is not None:
         return too_long
     lowered = message.lower()
+    if status == 400 and "missing a thought_signature" in lowered:
+        return missing_signature(message, status=status)
     if status == 400 and "function calling with a response mime type" in lowered:
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and (_refuses_response_schema(lowered) or TOO_MANY_STATES in lowered):

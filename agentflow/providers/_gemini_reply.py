@@ -38,7 +38,12 @@ from agentflow.model import (
     Usage,
     UsageChunk,
 )
-from agentflow.providers._gemini_errors import VENDOR, payload_error
+from agentflow.providers._gemini_errors import (
+    MISSING_SIGNATURE,
+    VENDOR,
+    missing_signature,
+    payload_error,
+)
 from agentflow.providers._gemini_request import CALL_ID, SIGNATURE
 
 __all__ = ["ReplyReader", "validates_signatures"]
@@ -52,13 +57,14 @@ _FINISH: dict[str, FinishReason] = {
     "UNEXPECTED_TOOL_CALL": "error", "TOO_MANY_TOOL_CALLS": "error",
     "LANGUAGE": "content_filter", "IMAGE_PROHIBITED_CONTENT": "content_filter",
     "IMAGE_RECITATION": "content_filter", "MALFORMED_RESPONSE": "error",
-    "MISSING_THOUGHT_SIGNATURE": "error",
 }
 """The API's ``FinishReason`` values. ``LANGUAGE`` ("flagged for using an
 unsupported language") and the image filters stop a reply as ``SAFETY`` does
 (microsoft/agent-framework-go#1100: unmapped, such a reply was an empty
-answer); ``MALFORMED_RESPONSE`` and ``MISSING_THOUGHT_SIGNATURE`` end a
-generation that failed. Any other value is ``other``."""
+answer); ``MALFORMED_RESPONSE`` ends a generation that failed (sent again, it
+may succeed). ``MISSING_THOUGHT_SIGNATURE`` is not here: it faults the request's
+history, not the generation, and fails the same on every retry (``end`` raises
+``missing_signature``). Any other value is ``other``."""
 _UNEXPLAINED = frozenset({"OTHER", "FINISH_REASON_UNSPECIFIED"})
 """Finish reasons that say nothing: with no text and no call, the generation
 failed (``{"finishReason": "OTHER", "index": 0}`` and no content,
@@ -227,11 +233,15 @@ class ReplyReader:
         Raises:
             TruncatedStreamError: a stream ended without ``finishReason``
                 (nor a block reason): it was cut.
+            BadRequestError: finish reason ``MISSING_THOUGHT_SIGNATURE`` (code
+                ``MISSING_SIGNATURE``): the history lost a call's signature.
         """
         if self.finish is None and cut_if_unfinished:
             raise TruncatedStreamError("the stream ended without a finishReason; the reply "
                                        "is incomplete", vendor=VENDOR)
         raw = self.finish or ""
+        if raw == MISSING_SIGNATURE:
+            raise missing_signature(f"the reply ended with finish reason {raw}")
         if raw.startswith("BLOCKED:"):
             reason: FinishReason = "content_filter"
         elif raw in ("STOP", "") and self.calls:

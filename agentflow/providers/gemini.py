@@ -68,10 +68,17 @@ from agentflow.model import (
     ModelChunk,
     ModelProfile,
     ToolSpec,
+    UsageChunk,
 )
 from agentflow.providers._batch_wire import WholeReplyBatches
 from agentflow.providers._gemini_batch import GeminiBatchAPI
-from agentflow.providers._gemini_errors import TOO_MANY_STATES, VENDOR, body_error, map_error
+from agentflow.providers._gemini_errors import (
+    MISSING_SIGNATURE,
+    TOO_MANY_STATES,
+    VENDOR,
+    body_error,
+    map_error,
+)
 from agentflow.providers._gemini_reply import ReplyReader, validates_signatures
 from agentflow.providers._gemini_request import (
     calling_config,
@@ -198,6 +205,7 @@ class GeminiChatModel(WholeReplyBatches):
         super().__init__(model, client=client, profile=resolved, stream=stream)
         self.thinking_budget = thinking_budget
         self.include_thoughts = include_thoughts
+        self._sign_foreign = validates_signatures(model)
 
     async def stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
@@ -213,11 +221,18 @@ class GeminiChatModel(WholeReplyBatches):
         schema when the request had one, else a function's parameters
         (``tool_schema``).
 
+        A request refused for a function call without its thought signature
+        (code ``MISSING_SIGNATURE``: a 400, or finish reason
+        ``MISSING_THOUGHT_SIGNATURE``, before any output) from a model whose
+        name did not say it validates them (``validates_signatures``) is sent
+        again with ``FOREIGN_SIGNATURE`` on such calls, and this instance signs
+        them from then on; refused once signed, it is raised (not retried).
+
         Raises:
             ProviderError: as ``HttpChatModel.stream``.
         """
         try:
-            async for chunk in self._stream(messages, tools, options):
+            async for chunk in self._signed(messages, tools, options):
                 yield chunk
         except UnsupportedFeatureError as exc:
             if (exc.feature != "native_output" or options.response_format is not None
@@ -225,6 +240,25 @@ class GeminiChatModel(WholeReplyBatches):
                 raise
             raise UnsupportedFeatureError(exc.message, feature="tool_schema", status=exc.status,
                                           code=exc.code, vendor=VENDOR) from exc
+
+    async def _signed(
+        self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
+    ) -> AsyncIterator[ModelChunk]:
+        """``_stream``, sent again with foreign calls signed when a signature was missing."""
+        started = False
+        try:
+            async for chunk in self._stream(messages, tools, options):
+                started = started or not isinstance(chunk, UsageChunk)
+                yield chunk
+            return
+        except BadRequestError as exc:
+            if started or exc.code != MISSING_SIGNATURE or self._sign_foreign:
+                raise
+            self._sign_foreign = True  # this instance only
+            _log.warning("gemini.signature_missing", vendor=VENDOR,
+                         model=self.model_name, error=str(exc)[:200])
+        async for chunk in self._stream(messages, tools, options):
+            yield chunk
 
     async def _stream(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
@@ -276,7 +310,7 @@ class GeminiChatModel(WholeReplyBatches):
     ) -> tuple[str, dict[str, Any]]:
         """The ``generateContent`` body and path."""
         system, turns = contents(messages, options.tool_choice,
-                                 sign_foreign=validates_signatures(self.model_name))
+                                 sign_foreign=self._sign_foreign)
         body: dict[str, Any] = {"contents": turns}
         if system:
             body["systemInstruction"] = {"parts": system}

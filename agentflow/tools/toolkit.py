@@ -197,6 +197,14 @@ class Toolkit:
             return f"tool source {holder.source_name!r}"
         return "the agent's own tools"
 
+    def from_sources(self) -> frozenset[str]:
+        """The names of the tools a ``ToolSource`` gave, as they are now (an MCP
+        server's, which it may prefix or make valid); not the toolkit's own."""
+        if not self._sources:
+            return frozenset()
+        self._current()
+        return frozenset(n for n, holder in (self._held or {}).items() if holder is not self)
+
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or ``None``."""
         return (self._current() if self._sources else self._tools).get(name)
