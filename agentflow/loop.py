@@ -175,38 +175,35 @@ async def call_events(
                     whole = None if chunk_hooks or deltas else getattr(type(ex.model),
                                                                        "whole_reply", None)
                     with agent.telemetry.model_request(ex, request) as trace:
-                        if whole is not None:
-                            try:
-                                await whole(ex.model, request.messages, request.tools,
-                                            request.options, builder)
-                            except ProviderError as error:
-                                trace.fail(error)
-                                retry = await recover(ex, agent.middleware, request, error,
-                                                      builder.received, agent.stream_retries)
-                                if ex.pending_events:
-                                    for event in drain(ex):
-                                        yield event
-                                if not retry:
-                                    raise
-                                continue
-                            trace.finish(builder)
-                            break
-                        chunks = ex.model.stream(request.messages, request.tools,
-                                                 request.options)
-                        received = False
+                        received = False  # a chunk arrived (whole_reply: the builder says)
                         try:
-                            async for chunk in chunks:
-                                received = True
-                                builder.add(chunk)
-                                if deltas:  # nobody reads them under call(): not made
-                                    if isinstance(chunk, TextDelta):
-                                        yield ReasoningChunk(chunk.text, ex.iteration)
-                                    elif isinstance(chunk, ThinkingDelta) and chunk.text:
-                                        yield ThinkingChunk(chunk.text, ex.iteration)
-                                for m in chunk_hooks:
-                                    partial = m.on_chunk(ex, chunk, builder)
-                                    if partial is not None:
-                                        yield partial
+                            if whole is not None:
+                                try:
+                                    await whole(ex.model, request.messages, request.tools,
+                                                request.options, builder)
+                                finally:
+                                    received = builder.received
+                            else:
+                                chunks = ex.model.stream(request.messages, request.tools,
+                                                         request.options)
+                                try:
+                                    async for chunk in chunks:
+                                        received = True
+                                        builder.add(chunk)
+                                        if deltas:  # nobody reads them under call(): not made
+                                            if isinstance(chunk, TextDelta):
+                                                yield ReasoningChunk(chunk.text, ex.iteration)
+                                            elif isinstance(chunk, ThinkingDelta) and chunk.text:
+                                                yield ThinkingChunk(chunk.text, ex.iteration)
+                                        for m in chunk_hooks:
+                                            partial = m.on_chunk(ex, chunk, builder)
+                                            if partial is not None:
+                                                yield partial
+                                finally:  # (a generator run to its end has nothing to close)
+                                    if getattr(chunks, "ag_frame", True) is not None:
+                                        aclose = getattr(chunks, "aclose", None)
+                                        if aclose is not None:
+                                            await aclose()
                         except ProviderError as error:
                             trace.fail(error)
                             retry = await recover(ex, agent.middleware, request, error, received,
@@ -217,11 +214,6 @@ async def call_events(
                             if not retry:
                                 raise
                             continue
-                        finally:  # (a generator run to its end has nothing to close)
-                            if getattr(chunks, "ag_frame", True) is not None:
-                                aclose = getattr(chunks, "aclose", None)
-                                if aclose is not None:
-                                    await aclose()
                         trace.finish(builder)
                     break
                 reply = take_reply(ex, builder)
