@@ -345,19 +345,9 @@ class ReActAgent:
         """Run one call to the end and return its ``Complete``, also when the
         output could not be had (``message.output`` then raises): ``call``'s
         body, and the batch's (``deltas``: as ``_events``). The loop's events
-        drained here (``_last`` inline: no frame of its own per call)."""
-        events = call_events(self, msg, output, state, strategy, ground, examples,
-                             deltas=deltas, strict=False)
-        complete: Complete | None = None
-        try:
-            async for event in events:
-                if isinstance(event, Complete):
-                    complete = event
-        finally:  # an async generator run to its end (``ag_frame`` gone) has nothing to close
-            if getattr(events, "ag_frame", True) is not None:
-                await events.aclose()
-        assert complete is not None  # the loop always ends with Complete or raises
-        return complete
+        drained here (``_last``)."""
+        return await _last(call_events(self, msg, output, state, strategy, ground, examples,
+                                       deltas=deltas, strict=False))
 
     def _events(
         self,
