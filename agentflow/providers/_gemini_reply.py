@@ -170,8 +170,16 @@ class ReplyReader:
         self._tokens_spell_text = True
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
-        if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
-            data = data[0] if data else {}
+        """The chunks of one ``GenerateContentResponse``, or of each in a JSON
+        array of them: ``streamGenerateContent`` without ``alt=sse`` answers
+        with the whole stream as one array (its default form, which a gateway
+        that drops the query gives back; nyo16/nous#26), and an error may come
+        wrapped in a one-element array. Only the first element was read: the
+        reply lost all text after its first event."""
+        if isinstance(data, list):
+            for item in data:
+                yield from self.feed(item)
+            return
         if "error" in data:
             raise payload_error(data) or ServerError(str(data)[:500], vendor=VENDOR)
         if isinstance(data.get("modelVersion"), str):  # for tracing
