@@ -36,6 +36,7 @@ from agentflow.model import (
 )
 from agentflow.providers._anthropic_errors import stream_error
 from agentflow.providers._anthropic_request import THINKING_BLOCKS, UNCACHEABLE
+from agentflow.providers._payload import counted
 
 __all__ = ["PAUSED_TURN", "STOP_REASONS", "StreamReader", "input_delta", "merge_usage",
            "usage_of"]
@@ -67,7 +68,7 @@ def merge_usage(usage: dict[str, Any], delta: Mapping[str, Any]) -> None:
     for key, value in delta.items():
         old = usage.get(key)
         if value is None or (isinstance(value, int | float) and isinstance(old, int | float)
-                             and value < old):
+                             and 0 <= value < old):  # a negative one is no count (``counted``)
             continue
         usage[key] = value
 
@@ -77,8 +78,10 @@ def usage_of(raw: Mapping[str, Any]) -> Usage:
     include them."""
     cached = int(raw.get("cache_read_input_tokens") or 0)
     written = int(raw.get("cache_creation_input_tokens") or 0)
-    return Usage(input_tokens=int(raw.get("input_tokens") or 0) + cached + written,
-                 output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached)
+    given = int(raw.get("input_tokens") or 0)
+    return counted(Usage(input_tokens=given + cached + written,
+                         output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached),
+                   given, written)
 
 
 class StreamReader:

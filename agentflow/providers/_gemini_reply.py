@@ -45,6 +45,7 @@ from agentflow.providers._gemini_errors import (
     payload_error,
 )
 from agentflow.providers._gemini_request import CALL_ID, SIGNATURE
+from agentflow.providers._payload import counted
 
 __all__ = ["ReplyReader", "validates_signatures"]
 
@@ -91,13 +92,13 @@ def validates_signatures(model: str) -> bool:
 def _usage(raw: Mapping[str, Any]) -> Usage:
     """Gemini counts thinking apart from candidates; our output includes it."""
     thoughts = int(raw.get("thoughtsTokenCount") or 0)
-    return Usage(
-        input_tokens=int(raw.get("promptTokenCount") or 0)
-        + int(raw.get("toolUsePromptTokenCount") or 0),
-        output_tokens=int(raw.get("candidatesTokenCount") or 0) + thoughts,
-        cached_tokens=int(raw.get("cachedContentTokenCount") or 0),
-        reasoning_tokens=thoughts,
-    )
+    prompt = int(raw.get("promptTokenCount") or 0)
+    tools = int(raw.get("toolUsePromptTokenCount") or 0)
+    candidates = int(raw.get("candidatesTokenCount") or 0)
+    return counted(Usage(
+        input_tokens=prompt + tools, output_tokens=candidates + thoughts,
+        cached_tokens=int(raw.get("cachedContentTokenCount") or 0), reasoning_tokens=thoughts,
+    ), prompt, tools, candidates)
 
 
 def _call_delta(index: int, call: Mapping[str, Any],
