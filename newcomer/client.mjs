@@ -54,7 +54,10 @@ async function aisdk(prompt, approve) {
   let finished;
   const done = new Promise((r) => { finished = r; });
   const chat = new NodeChat({
-    transport: new DefaultChatTransport({ api: url }),
+    transport: new DefaultChatTransport({ api: url, ...(process.env.LAST_ONLY ? {
+      // with a store the server keeps the history: send only the new message
+      prepareSendMessagesRequest: ({ id, messages }) => ({ body: { id, messages: messages.slice(-1) } }),
+    } : {}) }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onError: (e) => console.log("chat error:", e.message),
   });

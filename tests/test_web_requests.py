@@ -118,6 +118,9 @@ async def test_oversized_bodies_are_413_without_being_read(
     big = b'{"text": "' + b"x" * (MAX_BODY + 1) + b'"}'
     status, parsed, _ = await post(app.url, big, headers())
     assert (status, parsed["error"]["type"]) == (413, "payload_too_large")
+    # says how to take more: a chat's history grows past the default with each message
+    assert f"larger than {MAX_BODY} bytes" in parsed["error"]["message"]
+    assert "max_bytes=" in parsed["error"]["message"]
 
     async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted while read
         yield b'{"text": "'

@@ -108,8 +108,10 @@ async def read_body(request: Request, *, max_bytes: int = DEFAULT_MAX_BYTES) -> 
 
 
 def _too_large(max_bytes: int) -> RequestRejected:
-    return RequestRejected(413, "payload_too_large",
-                           f"the body is larger than {max_bytes} bytes")
+    return RequestRejected(413, "payload_too_large", (
+        f"the body is larger than {max_bytes} bytes: a route whose clients send more takes "
+        "read_json(..., max_bytes=...); a chat posts its whole history with each message "
+        "(tool results included), and with a store it may send only the new one"))
 
 
 async def read_json(request: Request, *, max_bytes: int = DEFAULT_MAX_BYTES,
