@@ -103,6 +103,18 @@ async def test_ai_sdk_tool_approval_approved(app: App) -> None:
     assert loaded.version == 4 and pending_calls(loaded.state) == []
 
 
+async def test_ai_sdk_chat_with_a_store_may_send_only_its_last_message(app: App) -> None:
+    # a chat posts its whole history each time, past read_json's limit in a long one:
+    # with a store the history is the server's, so the client may send the answer alone
+    got = await node("aisdk_approval.mjs", f"{app.url}/chat", "true", "last")
+    assert got["first"]["error"] is None and got["second"]["error"] is None, got
+    assert app.sent == [("ada@x.org", "hi")]
+    parts = got["second"]["last"]["parts"]
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    assert texts[-1] == "outcome: sent to ada@x.org: hi"
+    assert (await app.store.load("chat:chat-approval")).version == 4
+
+
 async def test_ai_sdk_tool_approval_refused(app: App) -> None:
     got = await node("aisdk_approval.mjs", f"{app.url}/chat", "false")
     assert got["second"]["error"] is None, got
