@@ -10,7 +10,8 @@ roles other than user/assistant or not alternating, tool results not first
 in their turn or not answering the previous turn's calls, a ``tool_use`` id
 used twice in the request ("`tool_use` ids must be unique"), empty text blocks,
 a conversation ending on an assistant turn (Claude 4.6+: "This model does
-not support assistant message prefill..."; older models: trailing whitespace),
+not support assistant message prefill..."; older models: trailing whitespace)
+unless that turn sends back a paused server-tool turn (``pause_turn``),
 more than 4 ``cache_control`` blocks, a forced ``tool_choice`` while thinking
 ("Thinking may not be enabled when tool_choice forces tool use."), thinking
 with ``temperature`` or a budget >= ``max_tokens``, thinking blocks sent back
