@@ -19,8 +19,10 @@ blank begins with a tag, an XML declaration, a comment or a doctype
 lines that are not blank begin with ``<`` (not a Markdown page that opens
 with an HTML comment or a centred logo), and it closes some element
 (``</x>`` or ``<x/>``). Comments, CDATA sections, processing
-instructions and declarations open nothing; ``<x/>`` opens nothing; a
-closing tag closes the nearest open element of its name and every element
+instructions and declarations open nothing; an empty element (``<x .../>``)
+holds only its own tag's lines (an ``<activity`` written over lines up to
+``/>``: its attribute lines are inside it, as those of a start tag written
+over lines are); a closing tag closes the nearest open element of its name and every element
 opened inside it that is still open (markup that does not close them), and
 one of no open element's name is ignored. In an HTML document (its root
 ``<html>`` or an HTML doctype) the void elements (``<br>``, ``<meta>``,
@@ -28,8 +30,10 @@ one of no open element's name is ignored. In an HTML document (its root
 
 A markup document writes its records as elements (``element_spans``): an
 RSS feed's ``<item>``s, an Atom feed's ``<entry>``s, a pom's
-``<dependency>``s, each from its start tag to its end tag, whatever the
-blank lines or indentation around them (``agentflow.grounding.
+``<dependency>``s, each from its start tag to its end tag, or an empty
+element's (an Android manifest's ``<uses-permission .../>``s, a ``.csproj``'s
+``<PackageReference .../>``s, NuGet's ``<package .../>``s) from its tag's
+first line to its last, whatever the blank lines or indentation around them (``agentflow.grounding.
 sibling_blocks``' ``element`` record kind). Its comments
 (``<!-- <item> ... </item> -->``) are no part of the document's content, as
 an XML parser drops them: a rule never reads an element written inside one
@@ -95,9 +99,11 @@ class _Elements:
     def __init__(self, html: bool) -> None:
         self.stack: list[str] = []  # open elements, outermost first
         self.html = html  # an HTML document: its void elements open nothing
+        self.empty: tuple[str, int] | None = None  # the last token, an empty element: name, end
 
     def step(self, token: re.Match[str]) -> None:
         """The open elements after ``token``."""
+        self.empty = None
         name = token.group("name")
         if name is None:
             return  # a comment, CDATA, processing instruction or declaration
@@ -105,24 +111,38 @@ class _Elements:
             if name in self.stack:
                 del self.stack[len(self.stack) - 1 - self.stack[::-1].index(name):]
             return
-        if token.group("rest").rstrip().endswith("/") or (self.html and name.casefold() in _VOID):
+        if _empty(token):
+            self.empty = (name, token.end())
+            return
+        if self.html and name.casefold() in _VOID:
             return
         self.stack.append(name)
 
-    def path(self, head: re.Match[str] | None) -> tuple[str, ...]:
-        """The open elements, nearest first, each ``<name>``; a line that
-        begins with an end tag: those outside the element it closes."""
+    def path(self, head: re.Match[str] | None, at: int) -> tuple[str, ...]:
+        """The open elements, nearest first, each ``<name>``, where a line's
+        content begins at offset ``at``; a line that begins with an end tag:
+        those outside the element it closes; a line inside an empty
+        element's tag (``<activity`` ... ``/>`` over lines): inside it too,
+        as inside an element's start tag."""
         path = self.stack
         if head is not None and head.group("close") and head.group("name") in path:
             path = path[:len(path) - 1 - path[::-1].index(head.group("name"))]
+        if self.empty is not None and self.empty[1] > at:
+            path = [*path, self.empty[0]]
         return tuple(f"<{name}>" for name in reversed(path))
+
+
+def _empty(token: re.Match[str]) -> bool:
+    """Whether ``token`` (a start tag) is an empty element's: ``<x .../>``."""
+    return token.group("rest").rstrip().endswith("/")
 
 
 def element_spans(lines: Sequence[str]) -> list[tuple[str, int, int]]:
     """Each element of a markup document's ``lines`` (``is_markup``) written
     over lines of its own: its path (``rss/channel/item``: its own name after
     those of the elements it is inside, outermost first), the line its start
-    tag is on and the line after the one its end tag is on; in the order of
+    tag is on and the line after the one its end tag is on (an empty
+    element's, ``<x .../>``: after its tag's last line); in the order of
     their start tags. An element never closed is none, and so is every
     element of a path where one is closed on a line another of that path
     begins on (``</item><item>``: lines cannot tell them apart)."""
@@ -150,7 +170,10 @@ def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
                 out.append((path, stack[at][1], row_of(token.end()) + 1))
                 del stack[at:]
             continue
-        if token.group("rest").rstrip().endswith("/") or (html and name.casefold() in _VOID):
+        if _empty(token):  # ``<x .../>``: an element from its tag's first line to its last
+            out.append(("/".join([*(n for n, _ in stack), name]), row, row_of(token.end()) + 1))
+            continue
+        if html and name.casefold() in _VOID:
             continue
         stack.append((name, row))
     out.sort(key=lambda span: span[1])
