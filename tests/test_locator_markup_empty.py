@@ -7,7 +7,11 @@ end tag is (newcomer22 probe, finding 1). A ``.csproj``'s
 a multi-line ``<activity>`` left the later one's name pinned as the first's
 (0.99, wrong), and a lone ``<activity`` written over lines up to ``/>`` had
 its attribute lines outside it (the label off its depth: 0.8). The same
-examples written with end tags learned "in the first element" and pinned."""
+examples written with end tags learned "in the first element" and pinned.
+And a manifest written as Android Studio writes it, an attribute a line,
+has more attribute lines than tag lines: it was read by its indentation,
+not as markup, and its package and label were flagged (4 of 10 real
+manifests)."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW
-from agentflow.grounding.markup import element_paths, element_spans
+from agentflow.grounding.markup import element_paths, element_spans, is_markup
 from agentflow.grounding.sibling_blocks import record_spans
 from tests.locator_support import learned_rules, scored
 
@@ -120,3 +124,33 @@ def test_a_lone_empty_element_over_lines_is_read_at_its_depth() -> None:
     assert rules["first_activity"].values(doc) == [".Only"]
     assert not rules["first_activity"].off_depth(doc)
     assert scored(Manifest(first_activity=".Only"), doc, rules, "first_activity") == HELD
+
+
+class App(BaseModel):
+    package: str | None = None
+    label: str | None = None
+
+
+def app_manifest(package: str, label: str, attributes: int) -> str:
+    """A manifest whose ``<application`` writes ``attributes`` more attributes, one a line."""
+    extra = "".join(f'        android:a{i}="v{i}"\n' for i in range(attributes))
+    return ('<?xml version="1.0" encoding="utf-8"?>\n'
+            '<manifest xmlns:android="http://schemas.android.com/apk/res/android"\n'
+            f'    package="{package}">\n    <application\n{extra}'
+            f'        android:label="{label}">\n'
+            '        <activity android:name=".Main" />\n    </application>\n</manifest>\n')
+
+
+def test_a_document_of_attribute_lines_is_markup() -> None:
+    rules = learned_rules([Example(app_manifest("org.a", "A", 0), App(package="org.a", label="A")),
+                           Example(app_manifest("org.b", "B", 1), App(package="org.b", label="B"))],
+                          App)
+    doc = app_manifest("org.c", "C", 9)  # 7 lines begin with '<', 11 inside a tag
+    assert is_markup(doc.splitlines())
+    assert element_paths(doc.splitlines())[13] == ("<application>", "<manifest>")
+    assert scored(App(package="org.c"), doc, rules, "package") == HELD
+    assert scored(App(label="C"), doc, rules, "label") == HELD
+    # prose after a logo or a comment is never inside a tag: a Markdown page stays text
+    assert not is_markup(['<p align="center">', '  <img src="logo.png"', '    alt="Tool"/>',
+                          "</p>", "", "# Tool", "", "A tool that does a thing.", "", "## Install",
+                          "", "    pip install tool", "", "## Licence", "", "MIT"])

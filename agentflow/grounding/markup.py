@@ -16,8 +16,10 @@ key_paths``) are those elements, nearest first, each written ``<name>``
 A document is **markup** (``is_markup``) when its first line that is not
 blank begins with a tag, an XML declaration, a comment or a doctype
 (``<project``, ``<?xml``, ``<!--``, ``<!DOCTYPE``), at least half its
-lines that are not blank begin with ``<`` (not a Markdown page that opens
-with an HTML comment or a centred logo), and it closes some element
+lines that are not blank begin with ``<`` or inside a tag written over
+lines (an Android manifest's ``<application`` with an attribute a line; not
+a Markdown page that opens with an HTML comment or a centred logo), and it
+closes some element
 (``</x>`` or ``<x/>``). Comments, CDATA sections, processing
 instructions and declarations open nothing; an empty element (``<x .../>``)
 holds only its own tag's lines (an ``<activity`` written over lines up to
@@ -72,9 +74,25 @@ _HTML = re.compile(r"<!doctype\s+html|<html[\s>]", re.I)
 def is_markup(lines: Sequence[str]) -> bool:
     """Whether ``lines`` are a markup document (see the module docstring)."""
     body = [line.lstrip(" \t\ufeff") for line in lines if line.strip()]
+    if not body or not _START.match(body[0]) or not any(_CLOSES.search(line) for line in body):
+        return False
     tagged = sum(line[:1] == "<" for line in body)
-    return bool(body) and bool(_START.match(body[0])) and 2 * tagged >= len(body) and any(
-        _CLOSES.search(line) for line in body)
+    return 2 * tagged >= len(body) or 2 * (tagged + _attribute_lines(tuple(lines))) >= len(body)
+
+
+@functools.lru_cache(maxsize=16)
+def _attribute_lines(lines: tuple[str, ...]) -> int:
+    """How many of ``lines`` that are not blank begin inside a tag written
+    over lines (an ``<application`` with an attribute a line)."""
+    text = "\n".join(lines)
+    row_of = row_finder(text)
+    count = 0
+    for token in _TOKEN.finditer(text):
+        if token.group("name") is None or token.group("close"):
+            continue
+        first, last = row_of(token.start()), row_of(token.end())
+        count += sum(1 for line in lines[first + 1:last + 1] if line.strip())
+    return count
 
 
 def element_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
