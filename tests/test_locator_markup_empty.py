@@ -8,6 +8,9 @@ a multi-line ``<activity>`` left the later one's name pinned as the first's
 (0.99, wrong), and a lone ``<activity`` written over lines up to ``/>`` had
 its attribute lines outside it (the label off its depth: 0.8). The same
 examples written with end tags learned "in the first element" and pinned.
+A rule read at the start of an element's attribute lines (``android:name="``)
+reads the attribute on its start tag's line too (``<activity
+android:name=".Splash" />``): of the element it reads inside, only.
 And a manifest written as Android Studio writes it, an attribute a line,
 has more attribute lines than tag lines: it was read by its indentation,
 not as markup, and its package and label were flagged (4 of 10 real
@@ -108,11 +111,32 @@ def test_the_first_of_several_empty_elements_is_pinned() -> None:
         assert scored(Project(first_package="NUnit"), three, rules, "first_package") < REVIEW_BELOW
 
 
-def test_a_later_elements_value_is_not_pinned_past_a_one_line_empty_one() -> None:
+def test_an_attribute_on_a_start_tags_line_is_read() -> None:
     rules = learned_rules(MANIFESTS, Manifest)
-    assert rules["first_activity"].record == "element manifest/application/activity"
+    rule = rules["first_activity"]
+    assert rule.record == "element manifest/application/activity"
+    # example 1's one-line <activity .../> is read: its two activities differ, the first's meant
+    assert rule.values(MANIFESTS[0].text) == [".MainActivity", ".SettingsActivity"]
+    assert rule.several
     one_line = '        <activity android:name=".SplashActivity" android:theme="@style/S" />\n'
     doc = manifest(one_line + activity(".MainActivity"))
+    assert rule.values(doc) == [".SplashActivity", ".MainActivity"]
+    assert scored(Manifest(first_activity=".SplashActivity"), doc, rules, "first_activity") == HELD
+    assert scored(Manifest(first_activity=".MainActivity"), doc, rules,
+                  "first_activity") < REVIEW_BELOW
+    two = manifest(activity(".First", empty=True) + activity(".Second"))
+    assert scored(Manifest(first_activity=".First"), two, rules, "first_activity") == HELD
+    # the first line of a tag written over lines; never another element's tag
+    doc = manifest('        <activity android:name=".Main"\n            android:exported="true">\n'
+                   "        </activity>\n").replace(
+        "<application>", '<application android:name=".App">')
+    assert rule.values(doc) == [".Main"]
+    assert scored(Manifest(first_activity=".Main"), doc, rules, "first_activity") == HELD
+
+
+def test_a_later_elements_value_is_not_pinned_past_an_empty_one_without_it() -> None:
+    rules = learned_rules(MANIFESTS, Manifest)
+    doc = manifest('        <activity android:enabled="false" />\n' + activity(".MainActivity"))
     assert rules["first_activity"].values(doc) == [".MainActivity"]
     assert scored(Manifest(first_activity=".MainActivity"), doc, rules,
                   "first_activity") < REVIEW_BELOW

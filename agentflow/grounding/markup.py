@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from agentflow.grounding.lines import row_finder
 from agentflow.grounding.open_containers import line_paths
 
-__all__ = ["element_paths", "element_spans", "is_markup", "uncommented"]
+__all__ = ["element_paths", "element_spans", "is_markup", "tag_attributes", "uncommented"]
 
 _START = re.compile(r"[ \t\ufeff]*<[?!A-Za-z_]")
 """The first line of a markup document: a tag, declaration, comment, doctype."""
@@ -63,6 +63,11 @@ _TOKEN = re.compile(
 """One markup token: a comment, CDATA, processing instruction, declaration, or
 an element's start or end tag (``name``; ``close`` for an end tag; ``rest``
 ending in ``/`` for an empty element)."""
+_TAG_LINE = re.compile(r"[ \t\ufeff]*<(?P<name>[A-Za-z_][\w.:-]*)"
+                       r"(?P<rest>(?:[^>\"'\n]|\"[^\"\n]*\"|'[^'\n]*')*)")
+"""A line whose content begins with a start tag: its name, its attributes on the line."""
+_ATTRIBUTE = re.compile(r"[ \t]+([A-Za-z_][\w.:-]*[ \t]*=[ \t]*)(\"[^\"]*\"|'[^']*'|[^\s\"'>/]+)")
+"""An attribute of a start tag: its name and ``=`` (group 1), its value."""
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _CLOSES = re.compile(r"</[A-Za-z_]|/>")
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -201,6 +206,21 @@ def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
     apart = {path for path, spans in by_path.items()
              if all(a[1] <= b[0] for a, b in itertools.pairwise(spans))}
     return tuple(span for span in out if span[0] in apart)
+
+
+def tag_attributes(line: str, name: str, label: str) -> list[int]:
+    """Where ``line``, whose content begins with a start tag of element
+    ``name`` (``<activity android:name=".Splash" android:theme="@style/S"
+    />``, or the first line of one written over lines), writes an attribute
+    as ``label`` (its name, ``=`` and opening quote: ``android:name="``)
+    begins it: the offset after ``label``, one per attribute; ``[]`` where
+    it does not (another element's tag, ``label`` no attribute's)."""
+    tag = _TAG_LINE.match(line)
+    if tag is None or tag.group("name") != name:
+        return []
+    return [m.start(1) + len(label) for m in _ATTRIBUTE.finditer(line, tag.start("rest"),
+                                                                tag.end("rest"))
+            if line.startswith(label, m.start(1)) and m.start(1) + len(label) <= m.end()]
 
 
 def uncommented(text: str) -> str:
