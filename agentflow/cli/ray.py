@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     from agentflow.extraction.settings_fingerprint import settings_fingerprint
     from agentflow.extraction.setup import load_schema
     from agentflow.extraction.targets import check_new_files
-    from agentflow.ray._refs import absolute_ref, ray_module
+    from agentflow.ray.refs import absolute_ref, ray_module
 
     chunking = chunking_for(args, module)
     settings = {**settings_fingerprint(load_schema(args.schema)[0], module),
