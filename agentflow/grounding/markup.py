@@ -19,27 +19,27 @@ blank begins with a tag, an XML declaration, a comment or a doctype
 lines that are not blank begin with ``<`` or inside a tag written over
 lines (an Android manifest's ``<application`` with an attribute a line; not
 a Markdown page that opens with an HTML comment or a centred logo), and it
-closes some element
-(``</x>`` or ``<x/>``). Comments, CDATA sections, processing
-instructions and declarations open nothing; an empty element (``<x .../>``)
-holds only its own tag's lines (an ``<activity`` written over lines up to
-``/>``: its attribute lines are inside it, as those of a start tag written
-over lines are); a closing tag closes the nearest open element of its name and every element
-opened inside it that is still open (markup that does not close them), and
-one of no open element's name is ignored. In an HTML document (its root
-``<html>`` or an HTML doctype) the void elements (``<br>``, ``<meta>``,
-``<img>``...) open nothing.
+closes some element (``</x>`` or ``<x/>``). Comments, CDATA sections,
+processing instructions and declarations open nothing; an empty element
+(``<x .../>``) holds only its own tag's lines (an ``<activity`` written
+over lines up to ``/>``: its attribute lines are inside it, as those of a
+start tag written over lines are); a closing tag closes the nearest open
+element of its name and every element opened inside it that is still open
+(markup that does not close them), and one of no open element's name is
+ignored. In an HTML document (its root ``<html>`` or an HTML doctype) the
+void elements (``<br>``, ``<meta>``, ``<img>``...) open nothing.
 
 A markup document writes its records as elements (``element_spans``): an
 RSS feed's ``<item>``s, an Atom feed's ``<entry>``s, a pom's
 ``<dependency>``s, each from its start tag to its end tag, or an empty
-element's (an Android manifest's ``<uses-permission .../>``s, a ``.csproj``'s
+element (an Android manifest's ``<uses-permission .../>``s, a ``.csproj``'s
 ``<PackageReference .../>``s, NuGet's ``<package .../>``s) from its tag's
-first line to its last, whatever the blank lines or indentation around them (``agentflow.grounding.
-sibling_blocks``' ``element`` record kind). Its comments
-(``<!-- <item> ... </item> -->``) are no part of the document's content, as
-an XML parser drops them: a rule never reads an element written inside one
-(``uncommented``, ``agentflow.grounding.locator_reading``).
+first line to its last, whatever the blank lines or indentation around
+them (``agentflow.grounding.sibling_blocks``' ``element`` record kind).
+Its comments (``<!-- <item> ... </item> -->``) are no part of the
+document's content, as an XML parser drops them: a rule never reads an
+element written inside one (``uncommented``, ``agentflow.grounding.
+locator_reading``).
 """
 
 from __future__ import annotations
