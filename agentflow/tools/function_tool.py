@@ -250,8 +250,9 @@ class Tool:
         (``output.json_kinds``: ``true`` for an ``int``, ``"2024"`` for a
         ``datetime``, read as 1 and as 1970 before).
 
-        Never raises for a bad call: validation errors and exceptions become a
-        ``ToolResultBlock`` with ``is_error=True`` (a cancellation of the
+        Never raises for a bad call: validation errors and exceptions (and a
+        ``SystemExit``: a command-line parser's ``sys.exit`` inside the tool)
+        become a ``ToolResultBlock`` with ``is_error=True`` (a cancellation of the
         call propagates; a ``CancelledError`` the tool raised on its own,
         ``stray_cancel``, is its failure like any exception);
         an exception's text goes through ``mask_secrets`` (registered keys,
@@ -286,6 +287,10 @@ class Tool:
                 call.id, mask_secrets(f"{type(exc).__name__}: {exc}"), is_error=True,
                 name=self.name
             )
+        except SystemExit as exc:  # argparse, click, a library's sys.exit: the tool failed
+            return ToolResultBlock(
+                call.id, mask_secrets(f"SystemExit: the tool exited (status {exc.code!r})"),
+                is_error=True, name=self.name)
         return ToolResultBlock(call.id, _stringify(result), name=self.name)
 
 
