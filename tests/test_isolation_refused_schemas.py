@@ -3,7 +3,8 @@ requests on a shared agent.
 
 Gemini refuses a schema it will not constrain decoding by ("too many states
 for serving", a keyword its response schema does not know); a
-constrained-decoding server refuses a schema its engine cannot compile. That
+constrained-decoding server refuses a schema its engine cannot compile; a
+gateway relays Gemini's refusal of a response-schema keyword. That
 refusal is of that schema, not of native output: it was remembered for the
 model, so after one user's large form every later call of the shared agent,
 whatever its schema, lost native output for the tool path (other requests,
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from pydantic import BaseModel, Field
 
@@ -27,6 +29,7 @@ from tests.fakes.gemini import GeminiFake, gemini_error
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 from tests.test_fault_gemini_schema_states import STATES
+from tests.test_fault_relayed_schema_refusals import RESPONSE_SCHEMA, openai_envelope
 
 
 class City(BaseModel):
@@ -52,10 +55,11 @@ def _native(body: dict[str, Any], vendor: str) -> bool:
     return bool(body.get("response_format"))
 
 
-@pytest.mark.parametrize("vendor", ["gemini", "openai"])
+@pytest.mark.parametrize("vendor", ["gemini", "openai", "gateway"])
 async def test_a_refused_schema_steps_that_schema_down_only(vendor: str) -> None:
     refused = (gemini_error(400, STATES) if vendor == "gemini" else FakeError(
-        400, [{"error": {"code": 400, "message": STATES, "status": "INVALID_ARGUMENT"}}]))
+        400, [{"error": {"code": 400, "message": STATES, "status": "INVALID_ARGUMENT"}}])
+        if vendor == "openai" else FakeError(400, orjson.loads(openai_envelope(RESPONSE_SCHEMA))))
     fake: GeminiFake | OpenAIFake = GeminiFake() if vendor == "gemini" else OpenAIFake()
     async with fake:
         fake.add(refused,  # user A's form: refused, then by the output tool
