@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from agentflow import ReActAgent
 from agentflow.events import Complete, Event, ReasoningChunk, ToolResult
@@ -128,3 +129,42 @@ async def test_the_error_frame_and_the_end_are_sent_before_the_exit(
     response = EventStreamResponse(_events(), encoder=encoder())
     body = await _serve(response, None)  # one request's exit never stops the server
     assert b"Hello" in body and b"internalerror" in body.lower().replace(b"_", b""), body
+
+
+def _deep(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+class Tree(BaseModel):
+    kids: list[Any]
+
+
+def fetch(levels: int) -> Any:
+    """Fetch a tree as nested lists."""
+    return _deep(levels)
+
+
+def fetch_model(levels: int) -> Tree:
+    """Fetch a tree as a model."""
+    return Tree(kids=_deep(levels))
+
+
+@pytest.mark.parametrize(("tool", "levels"), [(fetch, 2000), (fetch_model, 300)],
+                         ids=["lists", "model"])
+async def test_a_result_no_writer_takes_is_the_tools_failure(tool: Any, levels: int) -> None:
+    """A result nested past what can be written as text (Python's recursion
+    limit, pydantic's 254 levels) raised RecursionError or
+    PydanticSerializationError out of the agent; it is the tool's error result."""
+    def answer(request: RecordedRequest) -> Reply:
+        results = [r.output for m in request.messages for r in m.tool_results]
+        return (Reply(text="done") if results else
+                Reply(tool_calls=[Call(tool.__name__, {"levels": levels})]))
+
+    events = [e async for e in ReActAgent("t", FunctionModel(answer), tools=[tool]).stream("x")]
+    [result] = [e for e in events if isinstance(e, ToolResult)]
+    assert result.is_error and result.output.startswith(
+        "the tool's result could not be written as text")
+    assert isinstance(events[-1], Complete)
