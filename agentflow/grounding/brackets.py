@@ -38,15 +38,17 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from agentflow.grounding.lines import row_finder
 from agentflow.grounding.open_containers import line_paths
+from agentflow.grounding.token_scans import Marks, Walks
 
 __all__ = ["bracket_paths", "empty_key", "is_bracketed", "item_spans", "written_empty"]
 
 _TOKEN = re.compile(r'"((?:[^"\\\n]|\\.)*)"(\s*:)?|[{}\[\]]')
-"""A string (group 1; group 2 where it is a key) or a bracket."""
+"""A string (group 1; group 2 where it is a key) or a bracket; found by ``_tokens``."""
+_START = re.compile(r'["{}\[\]]')
 _OPENS = re.compile(r'[ \t\ufeff]*(?:\{|\[(?:[ \t\r]*\Z|[ \t]*[\[{"]))')
 """A first line that opens an object or an array (never an INI group line, ``[Unit]``)."""
 _KEY_LINE = re.compile(r'[ \t]*"(?:[^"\\\n]|\\.)*"[ \t]*:')
@@ -62,6 +64,30 @@ def is_bracketed(lines: Sequence[str]) -> bool:
         _KEY_LINE.match(line) for line in body[1:])
 
 
+def _tokens(text: str) -> Iterator[re.Match[str]]:
+    """``_TOKEN.finditer(text)``, in time linear in ``text``
+    (``agentflow.grounding.token_scans``): a quote no quote closes on its
+    line is one bisection, not a scan to the end of the line."""
+
+    def step(place: int) -> tuple[bool, int]:  # a string's scan at a quote, backslash or line end
+        if text[place] == '"':
+            return True, place + 1
+        if text[place] == "\n" or text[place + 1:place + 2] in ("", "\n"):
+            return True, -1  # the line ends inside the string
+        return False, place + 2  # an escape: ``\\`` and the character after it
+
+    string = Walks(Marks(text, r'["\\\n]'), step)
+    at = 0
+    while (start := _START.search(text, at)) is not None:
+        token = (_TOKEN.match(text, start.start())
+                 if text[start.start()] != '"' or string.end(start.start() + 1) >= 0 else None)
+        if token is None:
+            at = start.start() + 1
+            continue
+        yield token
+        at = token.end()
+
+
 def bracket_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
     """For each of ``lines`` of a bracketed document (``is_bracketed``), the
     keys of the containers open where its content begins, nearest first
@@ -74,7 +100,7 @@ def bracket_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
 @functools.lru_cache(maxsize=16)
 def _paths(lines: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """``bracket_paths``, kept: a rule asks it for each line it reads."""
-    return line_paths(lines, list(_TOKEN.finditer("\n".join(lines))), _Containers())
+    return line_paths(lines, list(_tokens("\n".join(lines))), _Containers())
 
 
 class _Containers:
@@ -130,7 +156,7 @@ def _items(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
     key: str | None = None
     out: list[tuple[str, int, int, int]] = []  # path, start, end, the array's start offset
     arrays: list[int] = []
-    for token in _TOKEN.finditer(text):
+    for token in _tokens(text):
         bracket = token.group()
         if bracket in ("{", "["):
             row = row_of(token.start())

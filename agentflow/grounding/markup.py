@@ -47,10 +47,11 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from agentflow.grounding.lines import row_finder
 from agentflow.grounding.open_containers import line_paths
+from agentflow.grounding.token_scans import Marks, Walks
 
 __all__ = ["element_paths", "element_spans", "is_markup", "tag_attributes", "uncommented"]
 
@@ -62,12 +63,15 @@ _TOKEN = re.compile(
     re.S)
 """One markup token: a comment, CDATA, processing instruction, declaration, or
 an element's start or end tag (``name``; ``close`` for an end tag; ``rest``
-ending in ``/`` for an empty element)."""
+ending in ``/`` for an empty element); found by ``_tokens``."""
+_NAME = re.compile(r"</?[A-Za-z_][\w.:-]*")
 _TAG_LINE = re.compile(r"[ \t\ufeff]*<(?P<name>[A-Za-z_][\w.:-]*)"
                        r"(?P<rest>(?:[^>\"'\n]|\"[^\"\n]*\"|'[^'\n]*')*)")
 """A line whose content begins with a start tag: its name, its attributes on the line."""
-_ATTRIBUTE = re.compile(r"[ \t]+([A-Za-z_][\w.:-]*[ \t]*=[ \t]*)(\"[^\"]*\"|'[^']*'|[^\s\"'>/]+)")
-"""An attribute of a start tag: its name and ``=`` (group 1), its value."""
+_ATTRIBUTE = re.compile(r"(?<![ \t])[ \t]+([A-Za-z_][\w.:-]*[ \t]*=[ \t]*)"
+                        r"(\"[^\"]*\"|'[^']*'|[^\s\"'>/]+)")
+"""An attribute of a start tag: its name and ``=`` (group 1), its value (its
+spaces from the first: never tried again from each space of a long run)."""
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _CLOSES = re.compile(r"</[A-Za-z_]|/>")
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -92,12 +96,53 @@ def _attribute_lines(lines: tuple[str, ...]) -> int:
     text = "\n".join(lines)
     row_of = row_finder(text)
     count = 0
-    for token in _TOKEN.finditer(text):
+    for token in _tokens(text):
         if token.group("name") is None or token.group("close"):
             continue
         first, last = row_of(token.start()), row_of(token.end())
         count += sum(1 for line in lines[first + 1:last + 1] if line.strip())
     return count
+
+
+def _tokens(text: str) -> Iterator[re.Match[str]]:
+    """``_TOKEN.finditer(text)``, in time linear in ``text``
+    (``agentflow.grounding.token_scans``): an opener without its closer
+    (``<x`` and no ``>``, ``<!--`` and no ``-->``) is one bisection, not a
+    scan to the end of the text."""
+    comment, cdata = Marks(text, r"(?=-->)"), Marks(text, r"(?=\]\]>)")
+    instruction, gt = Marks(text, r"(?=\?>)"), Marks(text, ">")
+    quotes = {'"': Marks(text, '"'), "'": Marks(text, "'")}
+
+    def step(place: int) -> tuple[bool, int]:  # a tag's scan at a ``>`` or a quote
+        if text[place] == ">":
+            return True, place + 1
+        closer = quotes[text[place]].after(place + 1)
+        return closer < 0, closer + 1 if closer >= 0 else -1
+
+    tag = Walks(Marks(text, "[>\"']"), step)
+    at = 0
+    while (start := text.find("<", at)) >= 0:
+        end = _token_end(text, start, comment, cdata, instruction, gt, tag)
+        token = _TOKEN.match(text, start, end) if end > 0 else None
+        if token is None:
+            at = start + 1
+            continue
+        yield token
+        at = token.end()
+
+
+def _token_end(text: str, start: int, comment: Marks, cdata: Marks, instruction: Marks,
+               gt: Marks, tag: Walks) -> int:
+    """Where ``_TOKEN``'s match at ``start`` (a ``<``) ends, trying its
+    alternatives in its order; ``-1``: none matches there."""
+    closers = ((comment, "<!--", 3), (cdata, "<![CDATA[", 3), (instruction, "<?", 2), (gt, "<!", 1))
+    for marks, opener, width in closers:
+        if text.startswith(opener, start):
+            closer = marks.after(start + len(opener))
+            if closer >= 0:
+                return closer + width
+    name = _NAME.match(text, start)
+    return tag.end(name.end()) if name is not None else -1
 
 
 def element_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
@@ -113,7 +158,7 @@ def _paths(lines: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """``element_paths``, kept: a rule asks it for each line it reads."""
     text = "\n".join(lines)
     html = bool(_HTML.search(text[:2000]))
-    return line_paths(lines, list(_TOKEN.finditer(text)), _Elements(html))
+    return line_paths(lines, list(_tokens(text)), _Elements(html))
 
 
 class _Elements:
@@ -180,7 +225,7 @@ def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
     html = bool(_HTML.search(text[:2000]))
     stack: list[tuple[str, int]] = []  # open elements: name, start line
     out: list[tuple[str, int, int]] = []
-    for token in _TOKEN.finditer(text):
+    for token in _tokens(text):
         name = token.group("name")
         if name is None:
             continue
