@@ -17,6 +17,11 @@ step searched or copied the rest of it:
 * a whitespace-folded search (``locate._plain_occurrences``) of a value whose
   words a repetitive text repeats all but its last;
 * the records file read line by line (``outfile.iter_lines``: resume, report);
+* a markup document's tokens (``markup`` element paths and spans: each
+  ``<x`` without ``>``, ``<!--`` without ``-->``, ``<![CDATA[``, ``<?``,
+  ``<!`` without its closer once scanned the rest of the document) and a
+  JSON document's strings (``brackets``: a long line of ``"\\`` whose quotes
+  never close);
 * a long line's values read past a quoted string they begin with
   (``quotes.past_quote`` at each value, as a learned locator does, and
   ``quotes.read_items`` splitting outside quoted items): unquoted values,
@@ -39,10 +44,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentflow.extraction.outfile import iter_lines
+from agentflow.grounding.brackets import _items as json_items
+from agentflow.grounding.brackets import _paths as json_paths
 from agentflow.grounding.items import item_spans
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_of, sections
 from agentflow.grounding.locate import _plain_occurrences
+from agentflow.grounding.markup import _paths as markup_paths
+from agentflow.grounding.markup import _spans as markup_spans
 from agentflow.grounding.quotes import past_quote, read_items
 from agentflow.grounding.void_blocks import void_spans
 
@@ -74,6 +83,18 @@ def values_of_a_line(text: str) -> None:
         past_quote(text, start)
 
 
+def markup_tokens(text: str) -> None:
+    lines = tuple(text.split("\n"))
+    markup_paths.__wrapped__(lines)  # (not the cached answers)
+    markup_spans.__wrapped__(lines)
+
+
+def json_tokens(text: str) -> None:
+    lines = tuple(text.split("\n"))
+    json_paths.__wrapped__(lines)
+    json_items.__wrapped__(lines)
+
+
 def records_file(text: str) -> None:
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as f:
         f.write(text.encode())
@@ -100,6 +121,9 @@ SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
     "records file, short lines": (lambda n: '{"id":"x"}\n' * (40 * n), records_file),
     "a long line of unquoted values": (lambda n: "k: item, " * (10 * n), values_of_a_line),
     "a long line of unclosed quotes": (lambda n: 'k: "it, ' * (10 * n), values_of_a_line),
+    "markup openers without closers": (
+        lambda n: "<r>\n</r>\n" + "<x a\n<!-- b\n<![CDATA[ c\n<? d\n<!e\n" * n, markup_tokens),
+    "JSON strings never closed": (lambda n: '{\n "a": 1,\n' + '"\\' * (10 * n), json_tokens),
 }
 
 
