@@ -14,6 +14,7 @@ import pytest
 from google.genai import types
 
 from agentflow.messages import Msg
+from agentflow.providers._openai_finish import finish_reason
 from agentflow.providers.gemini import GeminiChatModel
 from agentflow.reply import generate
 from tests.fakes.base import FakeReply
@@ -60,3 +61,10 @@ async def test_a_continuation_is_a_cut_reply(stream: bool) -> None:
         finally:
             await model.aclose()
     assert (reply.finish_reason, reply.message.text) == ("length", '{"partial": "an')
+
+
+@pytest.mark.parametrize("raw", sorted(m.value for m in types.FinishReason
+                                       if m.value not in NOT_FINISHES | {"STOP"}))
+def test_a_gateway_relaying_gemini_words_reads_them_alike(raw: str) -> None:
+    """OpenAI-compatible gateways relay Gemini's words unmapped (``_openai_finish``)."""
+    assert finish_reason(raw) == EXPECTED.get(raw, "content_filter")
