@@ -23,7 +23,7 @@ from agentflow.batch_api.protocol import BatchRequest
 from agentflow.media.tokens import MediaTokens, TiledImages
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoiceMode, ToolSpec
-from agentflow.providers._http import RateHeaders, parse_retry_after
+from agentflow.providers._http import RateHeaders, api_key_from, parse_retry_after
 from agentflow.providers._markup import filter_for
 from agentflow.providers._openai_batch import OpenAIBatchAPI
 from agentflow.providers._openai_compat import (
@@ -208,7 +208,13 @@ class OpenAIChatModel(OpenAICompatibleModel):
     instead of ``max_completion_tokens``).
 
     Args (besides ``OpenAICompatibleModel``'s):
-        organization / project: ``OpenAI-Organization`` / ``OpenAI-Project`` headers.
+        organization / project: ``OpenAI-Organization`` / ``OpenAI-Project``
+            headers; on OpenAI's own host they default to ``$OPENAI_ORG_ID`` /
+            ``$OPENAI_PROJECT_ID``, as the openai SDK's do (``OpenAI.__init__``:
+            "``organization`` from ``OPENAI_ORG_ID``, ``project`` from
+            ``OPENAI_PROJECT_ID``"): without them a key of several
+            organizations or projects was billed to its default one. Never
+            sent to another host unasked (they name the account).
         max_tokens_field: the body field for ``options.max_tokens``.
     """
 
@@ -237,6 +243,10 @@ class OpenAIChatModel(OpenAICompatibleModel):
         **kwargs: Any,
     ) -> None:
         headers = dict(kwargs.pop("headers", None) or {})
+        url = kwargs.get("base_url") or self.default_base_url
+        if urlsplit(url).netloc == urlsplit(self.default_base_url).netloc:
+            organization = organization or api_key_from(None, "OPENAI_ORG_ID")
+            project = project or api_key_from(None, "OPENAI_PROJECT_ID")
         if organization:
             headers["OpenAI-Organization"] = organization
         if project:
