@@ -71,6 +71,7 @@ class ServerTools(ServerCalls):
     _clock: Callable[[], float]
     _retry_at: float
     _backoff: float
+    _invalid: dict[str, str]
 
     @property
     def source_name(self) -> str:
@@ -166,6 +167,7 @@ class ServerTools(ServerCalls):
                 if listing is not None:
                     _log.info("mcp.listing_restarted", server=self.name)
                 listed, cursor, listing = [], None, session
+                self._invalid = {}
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             return await session.list_tools(params=params)
 
@@ -175,7 +177,7 @@ class ServerTools(ServerCalls):
             cursor = result.next_cursor
             if not cursor:
                 break
-        self._tools = self._declare(listed, set_up=first and self._group is None)
+        self._tools = self._declare(listed, self._invalid, set_up=first and self._group is None)
         self._revision += 1
         self._retry_at, self._backoff = -math.inf, REFRESH_BACKOFF[0]
 
@@ -190,12 +192,21 @@ class ServerTools(ServerCalls):
         except SDKError as exc:
             raise self._error(exc, "tools/list", opening=True) from exc
 
-    def _declare(self, listed: list[Any], set_up: bool) -> list[Tool]:
-        """The agent ``Tool``s of ``listed``.
+    def _drop_invalid(self, name: str, why: str) -> None:
+        """``_listing``'s report of a listed tool the protocol's ``Tool`` refuses."""
+        self._invalid[name] = why
+
+    def _declare(self, listed: list[Any], invalid: dict[str, str], set_up: bool) -> list[Tool]:
+        """The agent ``Tool``s of ``listed``. The tools of ``invalid`` (name ->
+        why: the protocol's own ``Tool`` refuses them, ``_listing``) are left
+        out, logged (``mcp.tool_skipped``) and kept in ``skipped``, whatever
+        ``on_invalid_schema`` says: the SDK reads none of them, so no setting
+        can make one usable, and the server's other tools are.
 
         Raises (``set_up``, the listing of ``start``, only; a later listing,
         after a change or a reconnection, leaves the tool out, logged and
         kept in ``skipped``):
+            MCPToolSchemaError: an ``include`` name whose tool is in ``invalid``.
             ToolDefinitionError: an ``include`` name the server does not list.
             ToolNameError: a tool named as the output tool, or two tools
                 with one agent name.
@@ -203,6 +214,12 @@ class ServerTools(ServerCalls):
                 (``on_invalid_schema="raise"``).
         """
         names = [t.name for t in listed]
+        if set_up and self.include is not None and (chosen := sorted(self.include & set(invalid))):
+            raise MCPToolSchemaError(
+                f"MCP server {self.name!r}: its tool {chosen[0]!r} (include=...) is not a valid "
+                f"MCP tool, so it cannot be called: {invalid[chosen[0]]} (the server must fix "
+                "it; the spec's inputSchema is a JSON Schema object with \"type\": \"object\")",
+                server=self.name, tool=chosen[0])
         if set_up and self.include is not None and (missing := self.include - set(names)):
             raise ToolDefinitionError(
                 f"MCP server {self.name!r} has no tool {', '.join(sorted(map(repr, missing)))} "
@@ -210,6 +227,13 @@ class ServerTools(ServerCalls):
         tools: list[Tool] = []
         seen: dict[str, str] = {}
         skipped: dict[str, str] = {}
+        for remote, why in invalid.items():
+            if (self.include is not None and remote not in self.include) or remote in self.exclude:
+                continue
+            skipped[remote] = (f"MCP server {self.name!r}: tool {remote!r} is not a valid MCP "
+                               f"tool: {why}")
+            _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=skipped[remote],
+                         listing="start" if set_up else "changed")
         for mcp_tool in listed:
             remote = mcp_tool.name
             if (self.include is not None and remote not in self.include) or remote in self.exclude:
