@@ -148,6 +148,8 @@ class MCPServer(ServerSession):
         """``_clock`` time before which a failed listing is not tried again."""
         self._backoff = REFRESH_BACKOFF[0]
         """The wait after the next failed listing."""
+        self._failed_at = -math.inf
+        """``_clock`` time of the last failed listing."""
         self._invalid: dict[str, str] = {}
         """The tools of the listing under way the protocol's ``Tool`` refuses (``_listing``)."""
 

@@ -243,7 +243,7 @@ class ServerSession(ServerTools):
     async def _on_message(self, message: Any) -> None:
         """The session's message handler: a tool-list change marks the list stale."""
         if isinstance(message, types.ToolListChangedNotification):
-            self._stale = True
+            self._tools_changed()
         elif isinstance(message, Exception):
             _log.debug("mcp.transport_error", server=self.name, error=_reason(message))
 

@@ -71,6 +71,7 @@ class ServerTools(ServerCalls):
     _clock: Callable[[], float]
     _retry_at: float
     _backoff: float
+    _failed_at: float
     _invalid: dict[str, str]
 
     @property
@@ -117,7 +118,12 @@ class ServerTools(ServerCalls):
         1 s, doubling with each failure up to 60 s, reset by a listing that
         succeeds); until then the tools as last listed serve, and a refresh
         returns at once (a listing that hangs cost each step of each user up
-        to ``connect_timeout`` while it hung). A tool the change brings that cannot be
+        to ``connect_timeout`` while it hung). A change the server announces
+        during the backoff (``notifications/tools/list_changed``: it may be
+        the fix) cuts it short: the refresh after it lists at once, though
+        never sooner than ``REFRESH_BACKOFF[0]`` after the failure (a server
+        that announces changes while its listing fails costs at most one
+        listing a second). A tool the change brings that cannot be
         declared is left out (``_declare``). Calls that waited while another's
         listing failed take that outcome: a listing that times out is waited
         for once, not once more by each of them in turn (each holding the
@@ -135,12 +141,19 @@ class ServerTools(ServerCalls):
                     self._refresh_failures += 1
                     wait, self._backoff = self._backoff, min(self._backoff * 2,
                                                              REFRESH_BACKOFF[1])
-                    self._retry_at = self._clock() + wait
+                    self._failed_at = self._clock()
+                    self._retry_at = self._failed_at + wait
                     _log.warning("mcp.refresh_failed", server=self.name, error=str(exc),
                                  tools=len(self._tools), retry_in=wait)
                 except BaseException:
                     self._stale = True
                     raise
+
+    def _tools_changed(self) -> None:
+        """The server announced a change: list on the next refresh, within
+        the backoff after a failed listing too (``refresh_tools``)."""
+        self._stale = True
+        self._retry_at = min(self._retry_at, self._failed_at + REFRESH_BACKOFF[0])
 
     async def list_tools(self) -> list[Tool]:
         """List the tools now (whether or not the server said they changed)."""
