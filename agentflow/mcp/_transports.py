@@ -231,7 +231,12 @@ class HTTPTarget:
     byte (``READ_TIMEOUT``), for the requests no tool call makes; a tool
     call's wait as long as its own timeout (``None``: no limit). The legacy
     transport answers every call over its one SSE stream, whose read timeout
-    stays the SDK's 5 minutes."""
+    stays the SDK's 5 minutes. ``transport``: the httpx2 transport
+    streamable HTTP requests go through (an ``httpx2.AsyncBaseTransport``: a
+    proxy's, custom TLS, or a test's that records what it carries), under
+    agentflow's handling of error statuses and timeouts; its owner closes
+    it (the default, a new ``httpx2.AsyncHTTPTransport()`` per session, is
+    closed with its session)."""
 
     url: str
     headers: Mapping[str, str] | None = field(default=None, repr=False)
@@ -239,6 +244,7 @@ class HTTPTarget:
     http_timeout: float = 30.0
     max_result_bytes: int | None = MAX_RESULT_BYTES
     read_timeout: float = READ_TIMEOUT
+    transport: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for value in (self.headers or {}).values():
@@ -298,7 +304,8 @@ class HTTPTarget:
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(
             self.http_timeout, read=self.read_timeout, pool=None),
             event_hooks={"response": [on_response]},
-            transport=_status_transport(httpx2.AsyncHTTPTransport()))
+            transport=_status_transport(self.transport or httpx2.AsyncHTTPTransport(),
+                                        owned=self.transport is None))
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(
             self.url, http_client=client, max_sse_event_size=self.max_result_bytes))
@@ -339,7 +346,7 @@ async def _read_capped(response: Any, cap: int = ERROR_BODY_BYTES) -> bytes:
     return b"".join(chunks)[:cap]
 
 
-def _status_transport(inner: Any) -> Any:
+def _status_transport(inner: Any, owned: bool) -> Any:
     """An httpx2 transport over ``inner`` whose requests made by a tool call
     wait as long as the call (``call_reads``), and that turns a POST's error status
     whose body is no JSON-RPC error (a 401 of an expired token, a 429, a
@@ -378,7 +385,8 @@ def _status_transport(inner: Any) -> Any:
                 content=orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
 
         async def aclose(self) -> None:
-            await inner.aclose()
+            if owned:  # (a transport the user gave serves each session: theirs to close)
+                await inner.aclose()
 
     return _StatusTransport()
 
