@@ -32,6 +32,7 @@ __all__ = [
     "BufferedBody",
     "HeadedResponse",
     "SSEEvent",
+    "first_payload",
     "has_event",
     "iter_lines",
     "iter_ndjson",
@@ -51,6 +52,28 @@ def has_event(head: bytes) -> bool:
     byte-order mark, blank lines and SSE comments (keep-alives): a line of
     an event (or an NDJSON line, or anything a reader will refuse)."""
     return _CONTENT_LINE.search(head.removeprefix(b"\xef\xbb\xbf")) is not None
+
+
+def first_payload(head: bytes, ndjson: bool) -> bytes | None:
+    """The payload of the first event of ``head``, the start of a streamed
+    body: the first SSE event's ``data`` (its lines joined; comments, blank
+    lines and a block of other fields only are no event), or the first NDJSON
+    line (``ndjson``); ``None`` while ``head`` does not hold it whole."""
+    text = head.removeprefix(b"\xef\xbb\xbf")
+    if b"\r" in text:
+        text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    lines = text.split(b"\n")[:-1]  # (the last is not ended yet)
+    if ndjson:
+        return next((line for line in lines if line.strip()), None)
+    data: list[bytes] = []
+    for line in lines:
+        if not line:
+            if data and (len(data) > 1 or data[0]):
+                return b"\n".join(data)
+            data = []
+        elif line.startswith(b"data:"):
+            data.append(line[5:].removeprefix(b" "))
+    return None
 
 
 def sse_response(response: aiohttp.ClientResponse) -> bool:
