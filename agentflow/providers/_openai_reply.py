@@ -28,7 +28,7 @@ from agentflow.errors import (
     ServerError,
     TruncatedStreamError,
 )
-from agentflow.model import FinishChunk, ModelChunk
+from agentflow.model import FinishChunk, ModelChunk, ModelProfile
 from agentflow.providers._http import error_body, error_message
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
@@ -59,6 +59,7 @@ class OpenAIReplyHooks:
     ``ServerError`` an unknown code would be; in a 4xx reply, a
     ``ModeratedRequestError`` (also a ``BadRequestError``)."""
     _parser_type: type[ChunkParser]
+    _profile: ModelProfile
     """The parser this model's replies are read with (``parser_class``, or a
     ``_think_tags`` parser when its profile has ``inline_thinking``)."""
 
@@ -149,6 +150,7 @@ class OpenAIReplyHooks:
             ProviderError: an error event.
         """
         parser = self._parser_type()
+        parser.stream_deltas = self._profile.cumulative_stream_deltas
         guard = ReplyGuard(self.vendor, stream=True)
         done = received = finished = False
         read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
