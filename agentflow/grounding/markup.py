@@ -44,6 +44,7 @@ import re
 from collections.abc import Sequence
 
 from agentflow.grounding.lines import row_finder
+from agentflow.grounding.open_containers import line_paths
 
 __all__ = ["element_paths", "element_spans", "is_markup", "uncommented"]
 
@@ -85,26 +86,36 @@ def _paths(lines: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """``element_paths``, kept: a rule asks it for each line it reads."""
     text = "\n".join(lines)
     html = bool(_HTML.search(text[:2000]))
-    tokens = list(_TOKEN.finditer(text))
-    stack: list[str] = []
-    out: list[tuple[str, ...]] = []
-    k = 0
-    at = 0
-    for line in lines:
-        begin = at + len(line) - len(line.lstrip())
-        at += len(line) + 1
-        if not line.strip():
-            out.append(out[-1] if out else ())
-            continue
-        while k < len(tokens) and tokens[k].start() < begin:
-            _apply(tokens[k], stack, html)
-            k += 1
-        path = stack
-        head = tokens[k] if k < len(tokens) and tokens[k].start() == begin else None
-        if head is not None and head.group("close") and head.group("name") in stack:
-            path = stack[:len(stack) - 1 - stack[::-1].index(head.group("name"))]
-        out.append(tuple(f"<{name}>" for name in reversed(path)))
-    return tuple(out)
+    return line_paths(lines, list(_TOKEN.finditer(text)), _Elements(html))
+
+
+class _Elements:
+    """A markup document's open elements (``open_containers.Opener``)."""
+
+    def __init__(self, html: bool) -> None:
+        self.stack: list[str] = []  # open elements, outermost first
+        self.html = html  # an HTML document: its void elements open nothing
+
+    def step(self, token: re.Match[str]) -> None:
+        """The open elements after ``token``."""
+        name = token.group("name")
+        if name is None:
+            return  # a comment, CDATA, processing instruction or declaration
+        if token.group("close"):
+            if name in self.stack:
+                del self.stack[len(self.stack) - 1 - self.stack[::-1].index(name):]
+            return
+        if token.group("rest").rstrip().endswith("/") or (self.html and name.casefold() in _VOID):
+            return
+        self.stack.append(name)
+
+    def path(self, head: re.Match[str] | None) -> tuple[str, ...]:
+        """The open elements, nearest first, each ``<name>``; a line that
+        begins with an end tag: those outside the element it closes."""
+        path = self.stack
+        if head is not None and head.group("close") and head.group("name") in path:
+            path = path[:len(path) - 1 - path[::-1].index(head.group("name"))]
+        return tuple(f"<{name}>" for name in reversed(path))
 
 
 def element_spans(lines: Sequence[str]) -> list[tuple[str, int, int]]:
@@ -160,16 +171,3 @@ def uncommented(text: str) -> str:
         return text
     return _COMMENT.sub(lambda m: re.sub(r"[^\r\n]", " ", m.group()), text)
 
-
-def _apply(token: re.Match[str], stack: list[str], html: bool) -> None:
-    """``stack`` (the open elements, outermost first) after ``token``."""
-    name = token.group("name")
-    if name is None:
-        return  # a comment, CDATA, processing instruction or declaration
-    if token.group("close"):
-        if name in stack:
-            del stack[len(stack) - 1 - stack[::-1].index(name):]
-        return
-    if token.group("rest").rstrip().endswith("/") or (html and name.casefold() in _VOID):
-        return
-    stack.append(name)
