@@ -13,7 +13,7 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
@@ -133,7 +133,8 @@ class OpenAIReplyHooks:
         guard.end()
         return chunks
 
-    async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter
+    async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter,
+                           check_usage: Callable[[int], None] | None = None
                            ) -> AsyncIterator[ModelChunk]:
         """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
         asked for, or sent by a proxy that forces streaming on a whole-reply request.
@@ -143,6 +144,9 @@ class OpenAIReplyHooks:
         skipped. An error event saying the vendor could not read the model's tool call or
         JSON (``failed_output``: Groq ``tool_use_failed``) ends the reply with
         finish reason ``error`` (``failed_generation``), as a failed generation.
+
+        ``check_usage``: called with each usage chunk's input tokens (a
+        check that raises: ``OpenAISending._check_cut``).
 
         Raises:
             TruncatedStreamError / ProviderConnectionError: it ended before its
@@ -178,11 +182,17 @@ class OpenAIReplyHooks:
                 return
             for chunk in markup.feed(chunks) if filtering else chunks:
                 finished = finished or chunk.type == "finish"
+                if check_usage is not None and chunk.type == "usage":
+                    check_usage(chunk.usage.input_tokens)
                 yield chunk
             done = done or parser.terminal
         for chunk in markup.feed(guard.fold(close_parser, parser)):
+            if check_usage is not None and chunk.type == "usage":
+                check_usage(chunk.usage.input_tokens)
             yield chunk
         for chunk in markup.close():
+            if check_usage is not None and chunk.type == "usage":
+                check_usage(chunk.usage.input_tokens)
             yield chunk
         if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
             if not received:              # ik_llama.cpp, text-generation-webui, gateways)
