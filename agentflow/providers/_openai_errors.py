@@ -29,6 +29,7 @@ from agentflow.errors import (
     UnsupportedFeatureError,
 )
 from agentflow.providers._context_errors import context_length_error
+from agentflow.providers._gemini_errors import relayed_error
 from agentflow.providers._http import default_error, error_message
 from agentflow.providers._ollama_errors import SPENT_PLAN
 from agentflow.providers._openai_refusals import (
@@ -103,7 +104,11 @@ def openai_error(
     (``_DAILY_LIMIT``) and a 403 or 429 for a spent account (``_SPENT_ACCOUNT``)
     are ``QuotaExceededError``s; a 500 in which a chat template
     refuses the history's tool-call ids or roles (``call_ids_refused``,
-    ``roles_refused``) a ``BadRequestError``."""
+    ``roles_refused``) a ``BadRequestError``. A Google RPC error (Gemini's
+    OpenAI-compatible endpoint relays its own) is mapped as Gemini's
+    (``relayed_error``)."""
+    if b'"status"' in body and (relayed := relayed_error(vendor, status, headers, body)):
+        return relayed
     if status in (400, 413, 422, 429, 500):
         message, code, data = error_message(body)
         too_long = context_length_error(vendor, status, message, code, data)
