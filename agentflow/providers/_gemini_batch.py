@@ -302,6 +302,7 @@ class GeminiBatchAPI(WireBatchAPI):
         if isinstance(file, str) and file:
             path = f"{file}:download?alt=media"
             async with self._http.open(path) as response:
-                async for line in iter_lines(response):
+                async for line in iter_lines(
+                        response, self._http.client.settings.max_reply_bytes, "gemini"):
                     if line.strip():
                         yield _line(line)
