@@ -14,13 +14,12 @@ SDK's HTTP transports and of its HTTP client (``_HTTP_LOGGERS``), which
 quote the URL, query included, in their records, get the same mask.
 The session id a streamable HTTP server gives (``mcp-session-id``: whoever
 holds it may act in the session) is masked in those loggers' records too
-(``_SessionIds``: the SDK logs it at INFO, "Received session ID: <id>").
+(``_session_ids``: the SDK logs it at INFO, "Received session ID: <id>").
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import re
 import shlex
 import sys
@@ -36,7 +35,8 @@ import orjson
 from mcp_types import INTERNAL_ERROR
 
 from agentflow._logging import mask_records
-from agentflow._secrets import MASK, mask_secrets, register_secret
+from agentflow._secrets import mask_secrets, register_secret
+from agentflow.mcp._session_ids import SESSION_IDS
 
 __all__ = ["ERROR_BODY_BYTES", "HTTP_STATUS", "MAX_RESULT_BYTES", "READ_TIMEOUT", "HTTPTarget",
            "StdioTarget", "Target", "call_reads"]
@@ -56,58 +56,6 @@ for every request; the SDK's "Connecting to ... endpoint: <url>")."""
 
 _SESSION_HEADER = "mcp-session-id"
 """The streamable HTTP transport's session header."""
-
-_HEADER_LOGGERS = ("httpcore2.http11", "httpcore2.http2")
-"""The loggers that write a response's headers (at DEBUG: ``receive_response_headers.complete
-return_value=(..., [(b'mcp-session-id', b'<id>'), ...])``)."""
-
-
-class _SessionIds(logging.Filter):
-    """A logger filter: the session ids of the open streamable HTTP sessions
-    masked in the record's message, and any value of the session header in
-    a record of headers. The ids are a credential of the session,
-    not a key: they are kept here only while their session is open, never in
-    the process-wide registry of secrets (which masks documents' text too)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ids: dict[str, int] = {}
-        """Each open session's id, and how many open targets hold it."""
-
-    def hold(self, session_id: str) -> None:
-        self.ids[session_id] = self.ids.get(session_id, 0) + 1
-
-    def drop(self, session_id: str) -> None:
-        if (count := self.ids.get(session_id, 0) - 1) > 0:
-            self.ids[session_id] = count
-        else:
-            self.ids.pop(session_id, None)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        masked = _HEADER_VALUE.sub(rf"\1{MASK}", message)
-        for session_id in list(self.ids):
-            masked = masked.replace(session_id, MASK)
-        if masked != message:
-            record.msg, record.args = masked, None
-        return True
-
-
-_HEADER_VALUE = re.compile(r"(?i)(mcp-session-id['\"]?,\s*b?['\"])[^'\"]*")
-"""The session header's value in a record of headers (httpcore2's DEBUG trace of a
-response, logged before the response reaches agentflow: its id is not held yet)."""
-
-
-_SESSION_IDS = _SessionIds()
-
-
-def _mask_session_ids(*names: str) -> None:
-    """Put ``_SESSION_IDS`` on the stdlib loggers ``names`` (idempotent)."""
-    for name in names:
-        logger = logging.getLogger(name)
-        if _SESSION_IDS not in logger.filters:
-            logger.addFilter(_SESSION_IDS)
-
 
 def _register_args(args: Sequence[str]) -> None:
     """Mask the values of secret-named options: ``--api-key=X``, ``--token X``."""
@@ -268,7 +216,7 @@ class HTTPTarget:
         ``expired`` is called when the server answers 404 to a request naming
         the session (streamable HTTP: "the client MUST start a new session")."""
         mask_records(*_HTTP_LOGGERS)
-        _mask_session_ids(*_HTTP_LOGGERS, *_HEADER_LOGGERS, "agentflow")
+        SESSION_IDS.watch(*_HTTP_LOGGERS, "agentflow")
         headers = dict(self.headers or {})
         if self.sse:
             from mcp.client.sse import sse_client
@@ -282,7 +230,7 @@ class HTTPTarget:
 
         def release() -> None:
             for session_id in held:
-                _SESSION_IDS.drop(session_id)
+                SESSION_IDS.drop(session_id)
 
         stack.callback(release)  # (the last to run: the session's DELETE is logged masked)
 
@@ -290,7 +238,7 @@ class HTTPTarget:
             # (before the SDK reads the response, and logs its session id)
             if (given := response.headers.get(_SESSION_HEADER)) and given not in held:
                 held.add(given)
-                _SESSION_IDS.hold(given)
+                SESSION_IDS.hold(given)
             if response.status_code == 404 and _SESSION_HEADER in response.request.headers:
                 expired()
 
