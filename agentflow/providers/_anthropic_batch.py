@@ -200,6 +200,7 @@ class AnthropicBatchAPI(WireBatchAPI):
                 f"the results_url of batch {batch_id} is on another origin ({url}); the key is "
                 f"not sent there", location=url, status=None, vendor="anthropic")
         async with self._http.open(url) as response:
-            async for line in iter_lines(response):
+            async for line in iter_lines(response, self._http.client.settings.max_reply_bytes,
+                                         "anthropic"):
                 if line.strip():
                     yield result_of(line)
