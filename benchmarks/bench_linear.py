@@ -22,6 +22,10 @@ step searched or copied the rest of it:
   ``<!`` without its closer once scanned the rest of the document) and a
   JSON document's strings (``brackets``: a long line of ``"\\`` whose quotes
   never close);
+* the depth of each line of a document nesting its elements or objects
+  thousands deep (``depths.line_depths``: each line's path held every open
+  container; now a document deeper than ``open_containers.MAX_DEPTH`` is read
+  by its indentation);
 * a long line's values read past a quoted string they begin with
   (``quotes.past_quote`` at each value, as a learned locator does, and
   ``quotes.read_items`` splitting outside quoted items): unquoted values,
@@ -44,8 +48,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentflow.extraction.outfile import iter_lines
+from agentflow.grounding import brackets, markup
 from agentflow.grounding.brackets import _items as json_items
 from agentflow.grounding.brackets import _paths as json_paths
+from agentflow.grounding.depths import line_depths
 from agentflow.grounding.items import item_spans
 from agentflow.grounding.lines import continuation, paragraph_continuation
 from agentflow.grounding.list_heading import heading_of, sections
@@ -95,6 +101,14 @@ def json_tokens(text: str) -> None:
     json_items.__wrapped__(lines)
 
 
+def depths_of_lines(text: str) -> None:
+    for module in (brackets, markup):  # (not the cached answers)
+        for cached in vars(module).values():
+            if hasattr(cached, "cache_clear"):
+                cached.cache_clear()
+    line_depths(text.split("\n"))
+
+
 def records_file(text: str) -> None:
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as f:
         f.write(text.encode())
@@ -123,6 +137,8 @@ SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
     "a long line of unclosed quotes": (lambda n: 'k: "it, ' * (10 * n), values_of_a_line),
     "markup openers without closers": (
         lambda n: "<r>\n</r>\n" + "<x a\n<!-- b\n<![CDATA[ c\n<? d\n<!e\n" * n, markup_tokens),
+    "elements never closed": (lambda n: "<r>\n</r>\n" + "<a>\n" * (2 * n), depths_of_lines),
+    "objects never closed": (lambda n: '{\n"k": 1,\n' + '"a": {\n' * n, depths_of_lines),
     "JSON strings never closed": (lambda n: '{\n "a": 1,\n' + '"\\' * (10 * n), json_tokens),
 }
 

@@ -10,6 +10,8 @@ import random
 import pytest
 
 from agentflow.grounding import brackets, markup
+from agentflow.grounding.depths import line_depths
+from agentflow.grounding.open_containers import MAX_DEPTH
 from agentflow.grounding.token_scans import Marks, Walks
 
 MARKUP_PIECES = ["<", ">", "/", "!", "?", "-", "--", "-->", "<!--", "<![CDATA[", "]]>", "?>",
@@ -70,3 +72,17 @@ def test_a_walk_is_made_once_per_place() -> None:
     assert [walks.end(0), walks.end(2), walks.end(0)] == [-1, -1, -1]
     assert stepped == [1, 3]  # each ``>`` stepped over once, whatever the number of walks
     assert Marks("--->", r"(?=-->)").after(0) == 1
+
+
+def test_a_document_nesting_deeper_than_max_depth_is_read_by_its_indentation() -> None:
+    def feed(depth: int) -> list[str]:
+        return ["<r>", *["<a>"] * (depth - 2), "<t>x</t>", *["</a>"] * (depth - 2), "</r>"]
+
+    def json(depth: int) -> list[str]:
+        return ["{", ' "k": 1,', *['"a": {'] * (depth - 1), "}", *["}"] * (depth - 1)]
+
+    assert markup.is_markup(feed(MAX_DEPTH)) and brackets.is_bracketed(json(MAX_DEPTH))
+    assert line_depths(feed(MAX_DEPTH))[MAX_DEPTH - 1] == MAX_DEPTH - 1  # the <t> line
+    deep = feed(MAX_DEPTH + 1)
+    assert not markup.is_markup(deep) and not brackets.is_bracketed(json(MAX_DEPTH + 1))
+    assert line_depths(deep)[MAX_DEPTH] == 0  # the <t> line: no indentation, no depth

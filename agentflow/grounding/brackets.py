@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from agentflow.grounding.lines import row_finder
-from agentflow.grounding.open_containers import line_paths
+from agentflow.grounding.open_containers import MAX_DEPTH, line_paths
 from agentflow.grounding.token_scans import Marks, Walks
 
 __all__ = ["bracket_paths", "empty_key", "is_bracketed", "item_spans", "written_empty"]
@@ -61,7 +61,23 @@ def is_bracketed(lines: Sequence[str]) -> bool:
     """Whether ``lines`` are a JSON document (see the module docstring)."""
     body = [line for line in lines if line.strip()]
     return bool(body) and _OPENS.match(body[0]) is not None and any(
-        _KEY_LINE.match(line) for line in body[1:])
+        _KEY_LINE.match(line) for line in body[1:]) and not _too_deep(tuple(lines))
+
+
+@functools.lru_cache(maxsize=16)
+def _too_deep(lines: tuple[str, ...]) -> bool:
+    """Whether more than ``open_containers.MAX_DEPTH`` objects and arrays of
+    ``lines`` are open at once."""
+    depth = 0
+    for token in _tokens("\n".join(lines)):
+        bracket = token.group()
+        if bracket in ("{", "["):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif bracket in ("}", "]"):
+            depth = max(0, depth - 1)
+    return False
 
 
 def _tokens(text: str) -> Iterator[re.Match[str]]:

@@ -50,7 +50,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from agentflow.grounding.lines import row_finder
-from agentflow.grounding.open_containers import line_paths
+from agentflow.grounding.open_containers import MAX_DEPTH, line_paths
 from agentflow.grounding.token_scans import Marks, Walks
 
 __all__ = ["element_paths", "element_spans", "is_markup", "tag_attributes", "uncommented"]
@@ -86,7 +86,21 @@ def is_markup(lines: Sequence[str]) -> bool:
     if not body or not _START.match(body[0]) or not any(_CLOSES.search(line) for line in body):
         return False
     tagged = sum(line[:1] == "<" for line in body)
-    return 2 * tagged >= len(body) or 2 * (tagged + _attribute_lines(tuple(lines))) >= len(body)
+    return (2 * tagged >= len(body) or 2 * (tagged + _attribute_lines(tuple(lines))) >= len(body)
+            ) and not _too_deep(tuple(lines))
+
+
+@functools.lru_cache(maxsize=16)
+def _too_deep(lines: tuple[str, ...]) -> bool:
+    """Whether more than ``open_containers.MAX_DEPTH`` elements of ``lines``
+    are open at once (the walk stops there: linear in the text)."""
+    text = "\n".join(lines)
+    elements = _Elements(bool(_HTML.search(text[:2000])))
+    for token in _tokens(text):
+        elements.step(token)
+        if len(elements.stack) > MAX_DEPTH:
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=16)

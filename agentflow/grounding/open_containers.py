@@ -15,7 +15,14 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["Opener", "line_paths"]
+__all__ = ["MAX_DEPTH", "Opener", "line_paths"]
+
+MAX_DEPTH = 256
+"""The most containers a document read by them may have open at once: one
+nesting deeper (an attacker's ``<a>`` or ``{`` a line, never closed) is read
+by its indentation instead, as a document of no format is (every line's path
+holds every container open: time and memory growing with the square of its
+size; real documents nest a few dozen deep)."""
 
 
 class Opener(Protocol):
