@@ -50,8 +50,8 @@ from agentflow.events import ToolResult
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.model import ToolSpec
-from agentflow.output._schema_errors import describe_schema_errors
 from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, lax_arguments
+from agentflow.output.schema_errors import describe_schema_errors
 from agentflow.waiting_calls import settle_calls, waiting_step
 
 if TYPE_CHECKING:

@@ -134,7 +134,8 @@ class ToolResult:
 @dataclass(frozen=True, slots=True)
 class OutputPartial:
     """The structured output parsed so far while it streams (a dict; fields
-    already seen never disappear in later partials)."""
+    already seen never disappear in later partials; a string grows, a number
+    is shown once it is complete: ``6`` never stands for ``64.4``)."""
 
     data: Any
     type: Literal["output_partial"] = "output_partial"

@@ -21,6 +21,7 @@ from agentflow.output.assembled_arguments import (
     concatenated_objects,
     enveloped,
     rebalanced_arguments,
+    restarted_object,
 )
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments, exact_object
 from agentflow.output.parsing import closed_json
@@ -57,7 +58,11 @@ class ToolCallAssembler:
     split like arguments (``get_wea`` + ``ther``: Gemini's and LM Studio's
     OpenAI-compatible streams, continuedev/continue#5849): ``_folded_name``.
     A call that began without a name (its id and arguments first) takes the
-    name a later fragment gives it (vercel/ai#14722).
+    name a later fragment gives it (vercel/ai#14722); a call with neither name
+    nor id that follows, at the next index, a named call still without
+    arguments holds that call's arguments (a server's parser that opened the
+    call at one index and streamed its arguments at the next with ``"name":
+    null, "id": null``, sgl-project/sglang#23071): ``_orphans_joined``.
     Argument fragments may be str or bytes split at any byte (inside an
     escape sequence or a multi-byte UTF-8 character); bytes are decoded
     incrementally per call.
@@ -128,7 +133,9 @@ class ToolCallAssembler:
         seen: set[str] = set()
         prior: Collection[str] | None = None if taken is not None else ()
         calls = self._calls
-        for call in calls if len(calls) == 1 else sorted(calls, key=lambda c: c.index):
+        if len(calls) > 1:
+            calls = _orphans_joined(sorted(calls, key=lambda c: c.index))
+        for call in calls:
             if call.decoder is not None:
                 call.parts.append(call.decoder.decode(b"", final=True))
                 call.decoder = None
@@ -143,7 +150,7 @@ class ToolCallAssembler:
                     inputs, exact = [plain], text
                 else:
                     args = parse_arguments(text)
-                    inputs = ((concatenated_objects(text)
+                    inputs = ((concatenated_objects(text) or restarted_object(text)
                                or [rebalanced_arguments(text, args, ended)])
                               if RAW_ARGUMENTS in args else [args])
                 if closed is not None:
@@ -182,6 +189,22 @@ def _folded_name(name: str | None, fragment: str) -> str:
     if not name or fragment.startswith(name):
         return fragment  # the first, a repeat, or the whole name so far and more
     return name + fragment  # the rest of a split name
+
+
+def _orphans_joined(calls: list[_PendingCall]) -> list[_PendingCall]:
+    """``calls`` (by index) with each call that has neither name nor id nor an
+    arguments object folded into the call just before it, at the index before,
+    when that one is named and got no argument text (see ``ToolCallAssembler``)."""
+    out: list[_PendingCall] = []
+    for call in calls:
+        last = out[-1] if out else None
+        if (last is not None and not (call.name or call.id) and call.obj is None
+                and last.index == call.index - 1 and last.name and last.obj is None
+                and not "".join(last.parts).strip() and last.decoder is None):
+            last.parts, last.decoder = call.parts, call.decoder
+            continue
+        out.append(call)
+    return out
 
 
 def _starts_new(call: _PendingCall, delta: ToolCallDelta) -> bool:

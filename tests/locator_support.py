@@ -1,5 +1,6 @@
 """Shared helpers for the locator tests: learn rules, score one field, read what a rule
-offers, extract one document with a model that answers as told."""
+offers, extract one document with a model that answers as told; a gettext catalogue's
+header and its team and language as an example."""
 
 from __future__ import annotations
 
@@ -45,3 +46,31 @@ def run_one(answer: dict[str, Any], doc: str, output: type[BaseModel],
         return result
 
     return asyncio.run(go())
+
+
+class PoHeader(BaseModel):
+    """A gettext catalogue header's ``Language-Team`` and ``Language``."""
+
+    team: str | None = None
+    language: str | None = None
+
+
+def po_catalogue(project: str, team: str, language: str, *, comment: str = "",
+                 message: tuple[str, str] | None = None) -> str:
+    """A gettext catalogue (``.po``): a first comment line ``# comment``
+    (none where empty), its header (``Project-Id-Version: project``,
+    ``Language-Team: team``, ``Language: language``, ``MIME-Version``, each
+    quoted up to its ``\\n``), and then ``message``'s msgid and msgstr."""
+    text = (f"# {comment}\n" if comment else "") + (
+        f'msgid ""\nmsgstr ""\n"Project-Id-Version: {project}\\n"\n'
+        f'"Language-Team: {team}\\n"\n"Language: {language}\\n"\n"MIME-Version: 1.0\\n"\n')
+    if message is not None:
+        text += f'\nmsgid "{message[0]}"\nmsgstr "{message[1]}"\n'
+    return text
+
+
+def po_example(project: str, team: str, language: str, *, comment: str = "",
+               message: tuple[str, str] | None = None) -> Example:
+    """``po_catalogue`` as an example that fills ``PoHeader`` with its team and language."""
+    return Example(po_catalogue(project, team, language, comment=comment, message=message),
+                   PoHeader(team=team, language=language))

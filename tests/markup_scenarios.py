@@ -4,17 +4,24 @@ through the public API against the OpenAI fake, whole and streamed."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from agentflow import Event, ReActAgent, ToolResult
+import pytest
+from pydantic import BaseModel
+
+from agentflow import Event, Msg, OutputConfig, ReActAgent, ToolResult, ToolStrategy
 from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeReply
+from tests.fakes.base import FakeReply, FakeServer
 from tests.fakes.ollama import OllamaFake
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
-__all__ = ["STREAMS", "get_weather", "ollama_weather_results", "weather_events"]
+__all__ = ["STREAMS", "get_weather", "ollama_weather_results", "structured_reply", "text_reply",
+           "weather_events"]
+
+OutT = TypeVar("OutT", bound=BaseModel)
 
 STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 """Each test once on a streamed reply, once on a whole one (``stream``)."""
@@ -54,3 +61,29 @@ async def ollama_weather_results(model: str, text: str, *, stream: bool,
             events = [e async for e in ReActAgent("w", chat, tools=[get_weather])
                       .stream("Weather in Paris and Rome?")]
     return sorted(e.output for e in events if isinstance(e, ToolResult))
+
+
+async def structured_reply(model: str, text: str, output: type[OutT], *,
+                           stream: bool) -> tuple[Msg[OutT], FakeServer]:
+    """The reply of asking ``model`` (an OpenAI-compatible model name) for
+    ``output`` through the tool strategy, when it writes ``text`` (streamed
+    5 characters a chunk), and the fake that served it."""
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5))
+        async with OpenAIChatModel(model, base_url=fake.url, api_key="k", stream=stream,
+                                   settings=FAST) as chat:
+            agent = ReActAgent("w", chat, output=OutputConfig(strategy=ToolStrategy()))
+            return await agent.call("the ticket", output), fake
+
+
+async def text_reply(model: str, text: str, *, stream: bool,
+                     tools: Sequence[Callable[..., Any]] = (),
+                     prompt: str = "Weather?") -> tuple[Msg, FakeServer]:
+    """The reply of asking ``model`` (an OpenAI-compatible model name)
+    ``prompt`` with ``tools``, when it writes ``text`` (streamed 5 characters
+    a chunk), and the fake that served it."""
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text=text, chunk_size=5))
+        async with OpenAIChatModel(model, base_url=fake.url, api_key="k", stream=stream,
+                                   settings=FAST) as chat:
+            return await ReActAgent("w", chat, tools=tools).call(prompt), fake

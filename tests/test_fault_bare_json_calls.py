@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import pytest
 
-from agentflow import Complete, ReActAgent, ToolResult
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeReply
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
-from tests.provider_scenarios import FAST
+from agentflow import Complete, ToolResult
+from tests.markup_scenarios import (
+    STREAMS,
+    get_weather,
+    ollama_weather_results,
+    text_reply,
+    weather_events,
+)
 
 
 @STREAMS
@@ -58,10 +60,6 @@ async def test_an_array_of_calls_runs_each(stream: bool) -> None:
     '[]',
 ], ids=["no-tool-name", "prose-after", "empty-array"])
 async def test_other_json_answers_stay_answers(stream: bool, text: str) -> None:
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("qwen2.5-coder:7b", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
+    reply, fake = await text_reply("qwen2.5-coder:7b", text, stream=stream, tools=[get_weather])
     assert reply.text == text
     assert len(fake.requests) == 1

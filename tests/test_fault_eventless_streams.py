@@ -16,7 +16,6 @@ nothing or by keep-alives (``Eventless``), through the public API."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -24,27 +23,9 @@ import pytest
 
 from agentflow import Complete, ReActAgent, UnexpectedReplyError
 from agentflow.model import ChatModel
-from agentflow.providers.anthropic import AnthropicChatModel
-from agentflow.providers.gemini import GeminiChatModel
-from agentflow.providers.ollama import OllamaChatModel
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.base import FakeReply, FakeServer
-from tests.fakes.gemini import GeminiFake
-from tests.fakes.ollama import OllamaFake
-from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
-
-VENDORS: dict[str, tuple[type[FakeServer], Callable[[str], ChatModel]]] = {
-    "openai": (OpenAIFake, lambda url: OpenAIChatModel(
-        "gpt-4o-mini", base_url=url, api_key="k", stream=True, settings=FAST)),
-    "anthropic": (AnthropicFake, lambda url: AnthropicChatModel(
-        "claude-3-5-haiku-latest", base_url=url, api_key="k", stream=True, settings=FAST)),
-    "gemini": (GeminiFake, lambda url: GeminiChatModel(
-        "gemini-2.5-flash", base_url=url, api_key="k", stream=True, settings=FAST)),
-    "ollama": (OllamaFake, lambda url: OllamaChatModel(
-        "qwen3:8b", base_url=url, stream=True, settings=FAST)),
-}
+from tests.vendor_streams_support import VENDORS
 
 FRAMES = {
     "nothing": [],

@@ -18,13 +18,18 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
+from agentflow import Complete, ReActAgent, ToolResult
 from agentflow.providers.ollama import OllamaChatModel
-from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
+from tests.markup_scenarios import (
+    STREAMS,
+    get_weather,
+    ollama_weather_results,
+    structured_reply,
+    text_reply,
+    weather_events,
+)
 from tests.provider_scenarios import FAST
 
 
@@ -62,12 +67,7 @@ async def test_two_blocks_run_two_calls_on_ollama(stream: bool) -> None:
 async def test_structured_output_through_the_block(stream: bool) -> None:
     text = ('<|tool_call>call:generate_response{id:7,title:<|"|>login, "page"<|"|>,'
             'tags:[<|"|>ui<|"|>,<|"|>auth<|"|>],urgent:true}<tool_call|>')
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("google/gemma-4-31b-it", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            agent = ReActAgent("w", chat, output=OutputConfig(strategy=ToolStrategy()))
-            reply = await agent.call("the ticket", Ticket)
+    reply, fake = await structured_reply("google/gemma-4-31b-it", text, Ticket, stream=stream)
     assert reply.output == Ticket(id=7, title='login, "page"', tags=["ui", "auth"], urgent=True)
     assert len(fake.requests) == 1
 
@@ -75,11 +75,7 @@ async def test_structured_output_through_the_block(stream: bool) -> None:
 @STREAMS
 async def test_a_block_that_does_not_parse_stays_text(stream: bool) -> None:
     text = "<|tool_call>I would call the weather tool.<tool_call|>"
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("gemma-4-e2b-it", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
+    reply, _ = await text_reply("gemma-4-e2b-it", text, stream=stream, tools=[get_weather])
     assert reply.text == text
 
 

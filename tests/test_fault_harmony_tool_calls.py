@@ -19,11 +19,9 @@ from pydantic import BaseModel
 
 from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
 from agentflow.providers.ollama import OllamaChatModel
-from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, weather_events
+from tests.markup_scenarios import STREAMS, get_weather, text_reply, weather_events
 from tests.provider_scenarios import FAST
 
 ANALYSIS = ('<|channel|>analysis<|message|>We need to use the get_weather function. '
@@ -80,9 +78,5 @@ async def test_two_calls_and_structured_output(stream: bool) -> None:
 @STREAMS
 async def test_a_block_that_does_not_parse_stays_text(stream: bool) -> None:
     text = "I would send a message to=functions.get_weather for Berlin, but I will not."
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("gpt-oss-120b", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
+    reply, _ = await text_reply("gpt-oss-120b", text, stream=stream, tools=[get_weather])
     assert reply.text == text

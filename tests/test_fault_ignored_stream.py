@@ -31,29 +31,11 @@ from agentflow import (
     ReActAgent,
     ToolUse,
 )
-from agentflow.model import ChatModel
-from agentflow.providers.anthropic import AnthropicChatModel
-from agentflow.providers.gemini import GeminiChatModel
-from agentflow.providers.ollama import OllamaChatModel
 from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.base import FakeCall, FakeReply, FakeServer
-from tests.fakes.gemini import GeminiFake
-from tests.fakes.ollama import OllamaFake
-from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 from tests.test_http import serve
-
-VENDORS: dict[str, tuple[type[FakeServer], Callable[[str], ChatModel]]] = {
-    "openai": (OpenAIFake, lambda url: OpenAIChatModel(
-        "gpt-4o-mini", base_url=url, api_key="k", stream=True, settings=FAST)),
-    "anthropic": (AnthropicFake, lambda url: AnthropicChatModel(
-        "claude-3-5-haiku-latest", base_url=url, api_key="k", stream=True, settings=FAST)),
-    "gemini": (GeminiFake, lambda url: GeminiChatModel(
-        "gemini-2.5-flash", base_url=url, api_key="k", stream=True, settings=FAST)),
-    "ollama": (OllamaFake, lambda url: OllamaChatModel(
-        "qwen3:8b", base_url=url, stream=True, settings=FAST)),
-}
+from tests.vendor_streams_support import VENDORS
 
 
 def ignoring_stream(fake_type: type[FakeServer]) -> FakeServer:

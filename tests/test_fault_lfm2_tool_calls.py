@@ -17,12 +17,14 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeReply
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, ollama_weather_results, weather_events
-from tests.provider_scenarios import FAST
+from agentflow import Complete, ToolResult
+from tests.markup_scenarios import (
+    STREAMS,
+    ollama_weather_results,
+    structured_reply,
+    text_reply,
+    weather_events,
+)
 
 LFM = "LiquidAI/LFM2.5-8B-A1B"
 
@@ -58,12 +60,7 @@ async def test_two_calls_in_one_block_on_ollama(stream: bool) -> None:
 @STREAMS
 async def test_structured_output_through_the_block(stream: bool) -> None:
     text = "<|tool_call_start|>[generate_response(id=7, tags=['ui', 'auth'])]<|tool_call_end|>"
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel(LFM, base_url=fake.url, api_key="k", stream=stream,
-                                   settings=FAST) as chat:
-            agent = ReActAgent("l", chat, output=OutputConfig(strategy=ToolStrategy()))
-            reply = await agent.call("the ticket", Ticket)
+    reply, fake = await structured_reply(LFM, text, Ticket, stream=stream)
     assert reply.output == Ticket(id=7, tags=["ui", "auth"])
     assert len(fake.requests) == 1
 
@@ -74,9 +71,5 @@ async def test_structured_output_through_the_block(stream: bool) -> None:
     "<|tool_call_start|>I would call the weather tool.<|tool_call_end|>",
 ], ids=["code", "prose"])
 async def test_a_block_that_is_no_call_stays_text(stream: bool, text: str) -> None:
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel(LFM, base_url=fake.url, api_key="k", stream=stream,
-                                   settings=FAST) as chat:
-            reply = await ReActAgent("l", chat).call("Weather?")
+    reply, _ = await text_reply(LFM, text, stream=stream)
     assert reply.text == text

@@ -19,12 +19,15 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeReply
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
-from tests.provider_scenarios import FAST
+from agentflow import Complete, ToolResult
+from tests.markup_scenarios import (
+    STREAMS,
+    get_weather,
+    ollama_weather_results,
+    structured_reply,
+    text_reply,
+    weather_events,
+)
 
 
 class Ticket(BaseModel):
@@ -60,12 +63,7 @@ async def test_several_calls_after_a_sentence(stream: bool) -> None:
 @STREAMS
 async def test_structured_output_through_the_token(stream: bool) -> None:
     text = '[TOOL_CALLS]generate_response[ARGS]{"id": 7, "title": "login page"}'
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("magistral-small-2509", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            agent = ReActAgent("w", chat, output=OutputConfig(strategy=ToolStrategy()))
-            reply = await agent.call("the ticket", Ticket)
+    reply, fake = await structured_reply("magistral-small-2509", text, Ticket, stream=stream)
     assert reply.output == Ticket(id=7, title="login page")
     assert len(fake.requests) == 1
 
@@ -73,9 +71,6 @@ async def test_structured_output_through_the_token(stream: bool) -> None:
 @STREAMS
 async def test_a_block_that_does_not_parse_stays_text(stream: bool) -> None:
     text = "[TOOL_CALLS] I would call the weather tool for Paris."
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("mistral-7b-instruct-v0.3", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
+    reply, _ = await text_reply(
+        "mistral-7b-instruct-v0.3", text, stream=stream, tools=[get_weather])
     assert reply.text == text

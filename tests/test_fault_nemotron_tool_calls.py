@@ -18,12 +18,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeReply
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, weather_events
-from tests.provider_scenarios import FAST
+from agentflow import Complete, ToolResult
+from tests.markup_scenarios import STREAMS, structured_reply, text_reply, weather_events
 
 
 class Ticket(BaseModel):
@@ -56,12 +52,8 @@ async def test_a_nemotron_block_runs_the_tools(stream: bool, model: str, text: s
 async def test_structured_output_through_the_block(stream: bool) -> None:
     text = '<TOOLCALL>[{"name": "generate_response", "arguments": {"id": 7, "title": "login"}}]' \
            "</TOOLCALL>"
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("nvidia/llama-3.1-nemotron-nano-8b-v1", base_url=fake.url,
-                                   api_key="k", stream=stream, settings=FAST) as chat:
-            agent = ReActAgent("n", chat, output=OutputConfig(strategy=ToolStrategy()))
-            reply = await agent.call("the ticket", Ticket)
+    reply, fake = await structured_reply("nvidia/llama-3.1-nemotron-nano-8b-v1", text, Ticket,
+                                         stream=stream)
     assert reply.output == Ticket(id=7, title="login")
     assert len(fake.requests) == 1
 
@@ -69,9 +61,5 @@ async def test_structured_output_through_the_block(stream: bool) -> None:
 @STREAMS
 async def test_a_block_that_does_not_parse_stays_text(stream: bool) -> None:
     text = "<TOOLCALL>I would call the weather tool.</TOOLCALL>"
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("nemotron-nano-9b-v2", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            reply = await ReActAgent("n", chat).call("Weather?")
+    reply, _ = await text_reply("nemotron-nano-9b-v2", text, stream=stream)
     assert reply.text == text

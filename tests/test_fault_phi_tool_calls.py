@@ -18,12 +18,14 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeReply
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, ollama_weather_results, weather_events
-from tests.provider_scenarios import FAST
+from agentflow import Complete, ToolResult
+from tests.markup_scenarios import (
+    STREAMS,
+    ollama_weather_results,
+    structured_reply,
+    text_reply,
+    weather_events,
+)
 
 MINI = 'functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
 WRAPPED = ('<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
@@ -58,12 +60,7 @@ async def test_phi4_mini_on_ollama(stream: bool) -> None:
 @STREAMS
 async def test_structured_output_through_the_block(stream: bool) -> None:
     text = 'functools[{"name": "generate_response", "arguments": {"id": 7, "title": "login"}}]'
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("phi-4-mini-instruct", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            agent = ReActAgent("p", chat, output=OutputConfig(strategy=ToolStrategy()))
-            reply = await agent.call("the ticket", Ticket)
+    reply, fake = await structured_reply("phi-4-mini-instruct", text, Ticket, stream=stream)
     assert reply.output == Ticket(id=7, title="login")
     assert len(fake.requests) == 1
 
@@ -72,9 +69,6 @@ async def test_structured_output_through_the_block(stream: bool) -> None:
 @pytest.mark.parametrize("text", ["Use functools.partial for that.",
                                   "The functools module [see the docs] helps."])
 async def test_prose_about_functools_stays_text(stream: bool, text: str) -> None:
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("phi-4-mini-instruct", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            reply = await ReActAgent("p", chat).call("How do I curry in Python?")
+    reply, _ = await text_reply(
+        "phi-4-mini-instruct", text, stream=stream, prompt="How do I curry in Python?")
     assert reply.text == text

@@ -20,11 +20,18 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
+from agentflow import Complete, ReActAgent, ToolResult
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, get_weather, ollama_weather_results, weather_events
+from tests.markup_scenarios import (
+    STREAMS,
+    get_weather,
+    ollama_weather_results,
+    structured_reply,
+    text_reply,
+    weather_events,
+)
 from tests.provider_scenarios import FAST
 
 
@@ -75,12 +82,8 @@ async def test_bare_calls_one_a_line_granite(stream: bool) -> None:
 async def test_structured_output_through_the_form(stream: bool) -> None:
     text = ('[generate_response(id=7, title="login page", tags=["ui", "auth"], '
             'urgent=true)]')
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("meta-llama/Llama-3.2-3B-Instruct", base_url=fake.url,
-                                   api_key="k", stream=stream, settings=FAST) as chat:
-            agent = ReActAgent("w", chat, output=OutputConfig(strategy=ToolStrategy()))
-            reply = await agent.call("the ticket", Ticket)
+    reply, fake = await structured_reply("meta-llama/Llama-3.2-3B-Instruct", text, Ticket,
+                                         stream=stream)
     assert reply.output == Ticket(id=7, title="login page", tags=["ui", "auth"], urgent=True)
     assert len(fake.requests) == 1
 
@@ -94,11 +97,7 @@ async def test_structured_output_through_the_form(stream: bool) -> None:
     'get_weather(city="Paris")\nprint("done")',
 ], ids=["prose", "not-a-tool", "not-literal", "bracket-prose", "other-statement"])
 async def test_anything_else_stays_text(stream: bool, text: str) -> None:
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel("llama-3.2-3b-instruct", base_url=fake.url, api_key="k",
-                                   stream=stream, settings=FAST) as chat:
-            reply = await ReActAgent("w", chat, tools=[get_weather]).call("Weather?")
+    reply, _ = await text_reply("llama-3.2-3b-instruct", text, stream=stream, tools=[get_weather])
     assert reply.text == text
 
 

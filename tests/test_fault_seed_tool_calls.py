@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agentflow import Complete, OutputConfig, ReActAgent, ToolResult, ToolStrategy
-from agentflow.providers.openai import OpenAIChatModel
-from tests.fakes.base import FakeReply
-from tests.fakes.openai import OpenAIFake
-from tests.markup_scenarios import STREAMS, ollama_weather_results, weather_events
-from tests.provider_scenarios import FAST
+from agentflow import Complete, ToolResult
+from tests.markup_scenarios import (
+    STREAMS,
+    ollama_weather_results,
+    structured_reply,
+    text_reply,
+    weather_events,
+)
 
 SEED = "ByteDance-Seed/Seed-OSS-36B-Instruct"
 CALL = ("<seed:tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
@@ -55,12 +57,7 @@ async def test_two_seed_blocks_on_ollama(stream: bool) -> None:
 async def test_structured_output_through_the_block_is_typed(stream: bool) -> None:
     text = ("<seed:tool_call><function=generate_response><parameter=id>7</parameter>"
             "<parameter=urgent>true</parameter></function></seed:tool_call>")
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel(SEED, base_url=fake.url, api_key="k", stream=stream,
-                                   settings=FAST) as chat:
-            agent = ReActAgent("s", chat, output=OutputConfig(strategy=ToolStrategy()))
-            reply = await agent.call("the ticket", Ticket)
+    reply, fake = await structured_reply(SEED, text, Ticket, stream=stream)
     assert reply.output == Ticket(id=7, urgent=True)
     assert len(fake.requests) == 1
 
@@ -68,9 +65,5 @@ async def test_structured_output_through_the_block_is_typed(stream: bool) -> Non
 @STREAMS
 async def test_a_block_that_does_not_parse_stays_text(stream: bool) -> None:
     text = "<seed:tool_call>I would look the weather up.</seed:tool_call>"
-    async with OpenAIFake() as fake:
-        fake.add(FakeReply(text=text, chunk_size=5))
-        async with OpenAIChatModel(SEED, base_url=fake.url, api_key="k", stream=stream,
-                                   settings=FAST) as chat:
-            reply = await ReActAgent("s", chat).call("Weather?")
+    reply, _ = await text_reply(SEED, text, stream=stream)
     assert reply.text == text

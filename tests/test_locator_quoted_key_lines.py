@@ -17,23 +17,14 @@ from agentflow.grounding.locator_places import places_at
 from agentflow.grounding.locator_report import learned_lines
 from agentflow.grounding.locators import learn_locators
 from agentflow.output.examples import check_examples
+from tests.locator_support import PoHeader, po_catalogue, po_example
 
-
-class Header(BaseModel):
-    team: str | None = None
-    language: str | None = None
-
-
-IT = ('# Italian translation of hello.\nmsgid ""\nmsgstr ""\n'
-      '"Project-Id-Version: hello 2.10\\n"\n"Language-Team: Italian <tp@lists.linux.it>\\n"\n'
-      '"Language: it\\n"\n"MIME-Version: 1.0\\n"\n\nmsgid "Hello"\nmsgstr "Ciao"\n')
-PL = ('# Polish translations for tinyedit.\nmsgid ""\nmsgstr ""\n'
-      '"Project-Id-Version: tinyedit 0.4\\n"\n"Language-Team: Polish\\n"\n'
-      '"Language: pl\\n"\n"MIME-Version: 1.0\\n"\n\nmsgid "Open"\nmsgstr "Otwórz"\n')
-EXAMPLES = [Example(IT, Header(team="Italian <tp@lists.linux.it>", language="it")),
-            Example(PL, Header(team="Polish", language="pl"))]
-DE = ('# German translation.\nmsgid ""\nmsgstr ""\n"Project-Id-Version: ndisc6 1.0\\n"\n'
-      '"Language-Team: German <de@li.org>\\n"\n"Language: de\\n"\n"MIME-Version: 1.0\\n"\n')
+EXAMPLES = [po_example("hello 2.10", "Italian <tp@lists.linux.it>", "it",
+                       comment="Italian translation of hello.", message=("Hello", "Ciao")),
+            po_example("tinyedit 0.4", "Polish", "pl", comment="Polish translations for tinyedit.",
+                       message=("Open", "Otwórz"))]
+IT, PL = (example.text for example in EXAMPLES)
+DE = po_catalogue("ndisc6 1.0", "German <de@li.org>", "de", comment="German translation.")
 
 
 def test_a_value_before_an_escape_in_a_quoted_key_line_is_a_place() -> None:
@@ -46,23 +37,23 @@ def test_a_value_before_an_escape_in_a_quoted_key_line_is_a_place() -> None:
 
 
 def test_a_value_one_example_writes_earlier_still_teaches_its_label() -> None:
-    examples = check_examples(EXAMPLES, Header)
-    rules = learn_locators(examples, Header)
+    examples = check_examples(EXAMPLES, PoHeader)
+    rules = learn_locators(examples, PoHeader)
     rule = rules["team"]
     assert rule.left == '"Language-Team: ' and rule.anchored
     assert rule.values(DE) == ["German <de@li.org>"]
-    output = Header(team="German <de@li.org>", language="de")
+    output = PoHeader(team="German <de@li.org>", language="de")
     assert field_confidence(output, DE, {}, rules)[0]["team"] == HELD
-    assert learned_lines(rules, examples, Header)[0].startswith(
+    assert learned_lines(rules, examples, PoHeader)[0].startswith(
         "learned: team: at the start of a line after '\"Language-Team: '")
 
 
 def test_the_no_rule_line_says_where_each_example_writes_the_value() -> None:
     prose = ("# Polish translations for tinyedit, by the Polish team.\nmsgid \"\"\n"
              "msgstr \"\"\n\"Language: pl\\n\"\n")
-    examples = check_examples([EXAMPLES[0], Example(prose, Header(team="Polish", language="pl"))],
-                              Header)
-    lines = learned_lines(learn_locators(examples, Header), examples, Header)
+    examples = check_examples([EXAMPLES[0], Example(prose, PoHeader(team="Polish", language="pl"))],
+                              PoHeader)
+    lines = learned_lines(learn_locators(examples, PoHeader), examples, PoHeader)
     assert lines[0] == ("no rule: team (the 2 examples filling it write it first after "
                         "'\"Language-Team: ' and '# ': no common place that held on each)")
 

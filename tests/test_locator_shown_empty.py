@@ -19,21 +19,10 @@ from agentflow.extraction.confidence import ABSENT, UNLOCATED_NULL, field_confid
 from agentflow.grounding.locator_absence import absence_confirmed, absence_shown
 from agentflow.grounding.locators import learn_locators
 from agentflow.output.examples import check_examples
+from tests.locator_support import PoHeader, po_example
 
-
-class Header(BaseModel):
-    team: str | None = None
-    language: str | None = None
-
-
-IT = ('msgid ""\nmsgstr ""\n"Project-Id-Version: hello 2.10\\n"\n'
-      '"Language-Team: Italian <tp@lists.linux.it>\\n"\n"Language: it\\n"\n'
-      '"MIME-Version: 1.0\\n"\n\nmsgid "Hello"\nmsgstr "Ciao"\n')
-PL = ('msgid ""\nmsgstr ""\n"Project-Id-Version: tinyedit 0.4\\n"\n'
-      '"Language-Team: Polish team\\n"\n'
-      '"Language: pl\\n"\n"MIME-Version: 1.0\\n"\n\nmsgid "Open"\nmsgstr "Otwórz"\n')
-PO = [Example(IT, Header(team="Italian <tp@lists.linux.it>", language="it")),
-      Example(PL, Header(team="Polish team", language="pl"))]
+PO = [po_example("hello 2.10", "Italian <tp@lists.linux.it>", "it", message=("Hello", "Ciao")),
+      po_example("tinyedit 0.4", "Polish team", "pl", message=("Open", "Otwórz"))]
 
 
 def _null(rules: dict[str, object], field: str, doc: str, model: type[BaseModel]) -> float:
@@ -41,22 +30,22 @@ def _null(rules: dict[str, object], field: str, doc: str, model: type[BaseModel]
 
 
 def test_a_label_closed_empty_on_its_quoted_line_is_a_sure_null() -> None:
-    rules = dict(learn_locators(check_examples(PO, Header), Header))
+    rules = dict(learn_locators(check_examples(PO, PoHeader), PoHeader))
     doc = ('msgid ""\nmsgstr "Project-Id-Version: sampler 1.1\\n"\n"Language-Team: \\n"\n'
            '"Language: \\n"\n"Plural-Forms: nplurals=2;\\n"\n')
     for field in ("team", "language"):  # (team's next line is no key line: still empty)
         assert absence_shown(rules[field], doc) and absence_confirmed(rules[field], doc)  # type: ignore[arg-type]
-        assert _null(rules, field, doc, Header) == ABSENT
+        assert _null(rules, field, doc, PoHeader) == ABSENT
 
 
 def test_the_key_written_on_another_line_keeps_the_null_unsure() -> None:
-    rules = dict(learn_locators(check_examples(PO, Header), Header))
+    rules = dict(learn_locators(check_examples(PO, PoHeader), PoHeader))
     body = '\nmsgid "Language: %s\\n"\nmsgstr "Sprache: %s\\n"\n'
     unwritten = 'msgid ""\nmsgstr ""\n"Project-Id-Version: x 1\\n"\n"MIME-Version: 1.0\\n"\n'
-    assert _null(rules, "language", unwritten + body, Header) == UNLOCATED_NULL
+    assert _null(rules, "language", unwritten + body, PoHeader) == UNLOCATED_NULL
     empty = 'msgid ""\nmsgstr ""\n"Language: \\n"\n"MIME-Version: 1.0\\n"\n'
-    assert _null(rules, "language", empty, Header) == ABSENT
-    assert _null(rules, "language", empty + body, Header) == UNLOCATED_NULL
+    assert _null(rules, "language", empty, PoHeader) == ABSENT
+    assert _null(rules, "language", empty + body, PoHeader) == UNLOCATED_NULL
 
 
 class Meta(BaseModel):

@@ -4,10 +4,15 @@ every content block kind of the spec, structured content and ``isError``."""
 from __future__ import annotations
 
 import base64
+import sys
+from pathlib import Path
 
 import mcp_types as types
 
+from agentflow import ReActAgent
+from agentflow.mcp import MCPServer
 from agentflow.mcp._results import read_result
+from agentflow.testing import Call, Reply, ScriptedModel
 from tests.mcp_server import PNG_1X1
 
 
@@ -68,3 +73,31 @@ def test_resources() -> None:
         "[resource file:///notes.txt (text/plain)]\nremember the milk",
         "[resource file:///a.bin: binary, 9 bytes; not shown]",
     ]
+
+
+def test_the_python_sdks_wrapped_value_is_read_as_the_value() -> None:
+    # the SDK's MCPServer sends `-> str` as {"result": value}, the value in its text
+    def text(blocks: list[str], structured: dict[str, object]) -> str:
+        return read_result(result(*(types.TextContent(type="text", text=t) for t in blocks),
+                                  structured=structured)).text
+    assert text(["Rome: sunny"], {"result": "Rome: sunny"}) == "Rome: sunny"
+    assert text(["12"], {"result": 12}) == "12"
+    assert text(["Turin", "Rome"], {"result": ["Turin", "Rome"]}) == '["Turin","Rome"]'
+    # an object of the tool's own whose one field is `result`: its text is its JSON
+    assert text(['{\n  "result": "booked"\n}'], {"result": "booked"}) == '{"result":"booked"}'
+
+
+async def test_a_server_written_as_the_docs_say_gives_the_model_its_values() -> None:
+    model = ScriptedModel([Reply(tool_calls=[
+        Call("forecast", {"city": "Rome"}, id="c1"), Call("seats", {"city": "Rome"}, id="c2"),
+        Call("stops", {"city": "Rome"}, id="c3"), Call("book", {"city": "Rome"}, id="c4")]),
+        "done"])
+    server = MCPServer.stdio(sys.executable, [str(Path(__file__).with_name("mcp_sdk_server.py"))],
+                             timeout=30)
+    async with server:
+        await ReActAgent("travel", model, tools=[server]).call("Plan Rome")
+        assert (await server.call_tool("forecast", {"city": "Rome"})).structured == {
+            "result": "Rome: sunny, 21 C"}  # call_tool keeps the whole structured content
+    read = {r.tool_use_id: r.output for r in model.requests[1].messages[-1].tool_results}
+    assert read == {"c1": "Rome: sunny, 21 C", "c2": "12", "c3": '["Turin","Rome"]',
+                    "c4": '{"result":"booked Rome"}'}

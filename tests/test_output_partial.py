@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import random
 
-from agentflow.output.partial import PartialOutput, ValueStarts, json_start, last_value_start
+import pytest
+
+from agentflow.output.partial import (
+    PartialOutput,
+    ValueStarts,
+    json_start,
+    last_value_start,
+    without_open_number,
+)
 
 
 def test_grows_and_never_regresses() -> None:
@@ -20,7 +28,29 @@ def test_grows_and_never_regresses() -> None:
 def test_unwraps_wrapped_outputs() -> None:
     p = PartialOutput(wrapped=True)
     assert p.from_text('{"other": 1') is None
-    assert p.from_text('{"result": [1, 2') == [1, 2]
+    assert p.from_text('{"result": [1, 2') == [1]  # the 2 may be the start of 23
+    assert p.from_text('{"result": [1, 23,') == [1, 23]
+
+
+def test_a_number_is_shown_once_it_ends() -> None:
+    # a UI showed 6 F, then 64.4 F: a number cut by the chunking is not a value yet
+    p = PartialOutput(wrapped=False)
+    assert p.from_text('{"city": "Paris", "fahrenheit": 6') == {"city": "Paris"}
+    assert p.from_text('{"city": "Paris", "fahrenheit": 64.') is None
+    assert p.from_text('{"city": "Paris", "fahrenheit": 64.4') is None
+    assert p.from_text('{"city": "Paris", "fahrenheit": 64.4 ') == {"city": "Paris",
+                                                                     "fahrenheit": 64.4}
+    assert p.from_text('{"city": "Paris", "fahrenheit": 64.4, "low": -1') is None
+    assert p.from_text('{"city": "Paris", "fahrenheit": 64.4, "low": -12}') == {
+        "city": "Paris", "fahrenheit": 64.4, "low": -12}
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ('{"a": 1', '{"a":'), ('[1, 2', "[1,"), ("12", ""), ('{"a": 1e-', '{"a":'),
+    ('{"a": 1}', '{"a": 1}'), ('{"a": 1 ', '{"a": 1 '), ('{"n": "Mike', '{"n": "Mike'),
+    ('{"n": "route 66', '{"n": "route 66'), ('{"n": "a, 12', '{"n": "a,')])
+def test_without_open_number(text: str, kept: str) -> None:
+    assert without_open_number(text) == kept
 
 
 def test_json_start_skips_prose() -> None:
@@ -33,7 +63,6 @@ def test_json_start_skips_prose() -> None:
 
 import itertools  # noqa: E402
 
-import pytest  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 from agentflow import (  # noqa: E402

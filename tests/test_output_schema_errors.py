@@ -1,5 +1,5 @@
 """What the model reads when a value fails a JSON Schema
-(``agentflow.output._schema_errors``): a union's line names its branches and
+(``agentflow.output.schema_errors``): a union's line names its branches and
 the closest one's failing paths (``jsonschema`` said only "... is not valid
 under any of the given schemas")."""
 
@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from agentflow.client_tools import ClientTool, ClientTools
 from agentflow.messages import ToolUseBlock
-from agentflow.output._schema_errors import describe_schema_errors
+from agentflow.output.schema_errors import describe_schema_errors
 
 SCHEMA: dict[str, Any] = {"type": "object", "$defs": {
     "Price": {"type": "object", "required": ["kind", "max"], "properties": {

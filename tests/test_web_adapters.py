@@ -295,6 +295,9 @@ async def test_run_inputs_are_checked() -> None:
         read_chat_request({"messages": "hi"})
     with pytest.raises(InvalidInputError, match=r"messages\[0\]"):
         read_chat_request({"messages": [{"role": "robot", "parts": []}]})
+    # ai 4's useChat, or an AG-UI body at the AI SDK route: say which shape is read
+    with pytest.raises(InvalidInputError, match=r"content but no parts.*ai package 5"):
+        read_chat_request({"messages": [{"role": "user", "content": "hi"}]})
     run = read_chat_request({"id": "c", "messages": [
         {"id": "1", "role": "user", "parts": [{"type": "text", "text": "q"}]},
         {"id": "2", "role": "assistant", "parts": [

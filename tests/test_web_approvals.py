@@ -19,10 +19,11 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from agentflow import ReActAgent
-from agentflow.approvals import RequireApproval, pending_calls
+from agentflow.approvals import Approve, Refuse, RequireApproval, pending_calls
+from agentflow.errors import InvalidInputError
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web import SQLiteStateStore
-from agentflow.web.agui import agui_response, read_run_input
+from agentflow.web.agui import APPROVAL_RESPONSE_SCHEMA, agui_response, read_run_input
 from agentflow.web.aisdk import read_chat_request, ui_message_stream_response
 from agentflow.web.requests import read_json
 
@@ -102,6 +103,18 @@ async def test_ai_sdk_tool_approval_approved(app: App) -> None:
     assert loaded.version == 4 and pending_calls(loaded.state) == []
 
 
+async def test_ai_sdk_chat_with_a_store_may_send_only_its_last_message(app: App) -> None:
+    # a chat posts its whole history each time, past read_json's limit in a long one:
+    # with a store the history is the server's, so the client may send the answer alone
+    got = await node("aisdk_approval.mjs", f"{app.url}/chat", "true", "last")
+    assert got["first"]["error"] is None and got["second"]["error"] is None, got
+    assert app.sent == [("ada@x.org", "hi")]
+    parts = got["second"]["last"]["parts"]
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    assert texts[-1] == "outcome: sent to ada@x.org: hi"
+    assert (await app.store.load("chat:chat-approval")).version == 4
+
+
 async def test_ai_sdk_tool_approval_refused(app: App) -> None:
     got = await node("aisdk_approval.mjs", f"{app.url}/chat", "false")
     assert got["second"]["error"] is None, got
@@ -128,6 +141,8 @@ async def test_agui_interrupt_resumed_with_an_edited_call(app: App) -> None:
     assert first["outcome"]["type"] == "interrupt"
     [interrupt] = first["outcome"]["interrupts"]
     assert interrupt["reason"] == "tool_approval"
+    # the answer's shape, for a generic frontend to render (AG-UI 1.0 Interrupt.responseSchema)
+    assert interrupt["responseSchema"] == APPROVAL_RESPONSE_SCHEMA
     assert interrupt["metadata"] == {"name": "send_email",
                                      "input": {"to": "ada@x.org", "body": "hi"}}
     assert first["result"]["stop_reason"] == "approval_required"
@@ -162,3 +177,27 @@ async def test_ai_sdk_tool_approval_in_headless_chromium(app: App) -> None:
     assert tool["state"] == "output-available" and tool["output"] == "sent to ada@x.org: hi"
     assert [p["text"] for p in parts if p["type"] == "text"][-1] == "outcome: sent to ada@x.org: hi"
     assert app.sent == [("ada@x.org", "hi")]
+
+
+RUN = {"threadId": "t", "runId": "r2", "state": None, "context": [], "forwardedProps": None,
+       "tools": [], "messages": [{"id": "u1", "role": "user", "content": "Mail Ada"}]}
+
+
+@pytest.mark.parametrize("payload", [{"approve": True}, True, None, {"approved": "yes"}])
+def test_agui_resume_payload_of_another_shape_is_refused_with_the_shape_to_send(
+        payload: Any) -> None:
+    # it refused the call without a word: a typo in a frontend looked like a "no"
+    with pytest.raises(InvalidInputError, match=r'"approved": true.*responseSchema'):
+        read_run_input({**RUN, "resume": [
+            {"interruptId": "c1", "status": "resolved", "payload": payload}]})
+
+
+def test_agui_resume_answers_as_the_response_schema_says() -> None:
+    def decision(entry: dict[str, Any]) -> Any:
+        run = read_run_input({**RUN, "resume": [{"interruptId": "c1", **entry}]})
+        assert run.decisions is not None
+        return run.decisions["c1"]
+    assert decision({"status": "resolved", "payload": {"approved": True}}) == Approve()
+    assert decision({"status": "resolved", "payload": {"approved": False, "reason": "no"}}) \
+        == Refuse("no")
+    assert isinstance(decision({"status": "cancelled"}), Refuse)

@@ -118,6 +118,9 @@ async def test_oversized_bodies_are_413_without_being_read(
     big = b'{"text": "' + b"x" * (MAX_BODY + 1) + b'"}'
     status, parsed, _ = await post(app.url, big, headers())
     assert (status, parsed["error"]["type"]) == (413, "payload_too_large")
+    # says how to take more: a chat's history grows past the default with each message
+    assert f"larger than {MAX_BODY} bytes" in parsed["error"]["message"]
+    assert "max_bytes=" in parsed["error"]["message"]
 
     async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted while read
         yield b'{"text": "'
@@ -145,11 +148,16 @@ async def test_origin_and_host_checks(app: App) -> None:
     port = app.url.split(":")[2].split("/")[0]
     status, parsed, _ = await post(app.url, body, headers(origin="https://evil.example"))
     assert (status, parsed["error"]["type"]) == (403, "cross_origin")
+    # the message names the origin and the way to allow it (a React dev server's port)
+    assert "'https://evil.example'" in parsed["error"]["message"]
+    assert "allowed_origins=" in parsed["error"]["message"]
     status, parsed, _ = await post(app.url, body, headers(origin="null"))
     assert status == 403
     # DNS rebinding: a hostile name resolving to 127.0.0.1 carries its own Host
     status, parsed, _ = await post(app.url, body, headers(host=f"evil.example:{port}"))
     assert (status, parsed["error"]["type"]) == (421, "misdirected_host")
+    assert f"'evil.example:{port}'" in parsed["error"]["message"]
+    assert "allowed_hosts=" in parsed["error"]["message"]
     status, _, _ = await post(app.url, body, headers(origin=f"http://127.0.0.1:{port}"))
     assert status == 200
     status, _, _ = await post(app.url, body, headers(host=f"localhost:{port}"))

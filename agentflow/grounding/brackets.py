@@ -41,6 +41,7 @@ import re
 from collections.abc import Sequence
 
 from agentflow.grounding.lines import row_finder
+from agentflow.grounding.open_containers import line_paths
 
 __all__ = ["bracket_paths", "empty_key", "is_bracketed", "item_spans", "written_empty"]
 
@@ -73,42 +74,39 @@ def bracket_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
 @functools.lru_cache(maxsize=16)
 def _paths(lines: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """``bracket_paths``, kept: a rule asks it for each line it reads."""
-    text = "\n".join(lines)
-    tokens = list(_TOKEN.finditer(text))
-    stack: list[tuple[str, str]] = []  # open containers: bracket, key
-    key: str | None = None  # the key just written, where nothing came after it yet
-    out: list[tuple[str, ...]] = []
-    k = at = 0
-    for line in lines:
-        begin = at + len(line) - len(line.lstrip())
-        at += len(line) + 1
-        if not line.strip():
-            out.append(out[-1] if out else ())
-            continue
-        while k < len(tokens) and tokens[k].start() < begin:
-            key = _apply(tokens[k], stack, key)
-            k += 1
-        path = stack
-        head = tokens[k] if k < len(tokens) and tokens[k].start() == begin else None
-        if head is not None and head.group() in ("}", "]") and stack:
-            path = stack[:-1]
-        out.append(tuple(name for _, name in reversed(path)))
-    return tuple(out)
+    return line_paths(lines, list(_TOKEN.finditer("\n".join(lines))), _Containers())
 
 
-def _apply(token: re.Match[str], stack: list[tuple[str, str]], key: str | None) -> str | None:
-    """``stack`` (the open containers, outermost first) after ``token``, and
-    the key a container opened next would be written under."""
-    text = token.group()
-    if text in ("{", "["):
-        name = key if key is not None else ("-" if stack and stack[-1][0] == "[" else "")
-        stack.append((text, name))
-        return None
-    if text in ("}", "]"):
-        if stack:
-            stack.pop()
-        return None
-    return token.group(1).casefold() if token.group(2) else None
+class _Containers:
+    """A JSON document's open objects and arrays (``open_containers.Opener``)."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[str, str]] = []  # open containers, outermost first: bracket, key
+        self.key: str | None = None  # the key just written, where nothing came after it yet
+
+    def step(self, token: re.Match[str]) -> None:
+        """The open containers after ``token``, and the key a container
+        opened next would be written under."""
+        text = token.group()
+        if text in ("{", "["):
+            inside = bool(self.stack) and self.stack[-1][0] == "["
+            name = self.key if self.key is not None else ("-" if inside else "")
+            self.stack.append((text, name))
+            self.key = None
+        elif text in ("}", "]"):
+            if self.stack:
+                self.stack.pop()
+            self.key = None
+        else:
+            self.key = token.group(1).casefold() if token.group(2) else None
+
+    def path(self, head: re.Match[str] | None, at: int) -> tuple[str, ...]:
+        """The open containers' keys, nearest first; a line that begins by
+        closing one: those outside it (``at``: where the line begins, unused)."""
+        path = self.stack
+        if head is not None and head.group() in ("}", "]") and path:
+            path = path[:-1]
+        return tuple(name for _, name in reversed(path))
 
 
 def item_spans(lines: Sequence[str]) -> list[tuple[str, int, int]]:

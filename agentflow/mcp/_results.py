@@ -10,7 +10,11 @@ embedded resource blocks), an optional ``structuredContent`` object, and
 * with ``structuredContent`` (and no error): that object as compact JSON; the
   spec has a server that returns it also send "the serialized JSON in a
   TextContent block", so text blocks are not repeated, other blocks are
-  rendered after it;
+  rendered after it. The Python SDK (``MCPServer``, ``FastMCP``) sends a tool's
+  value of no object type (a ``str``, a number, a list) as ``{"result": value}``
+  with the value itself, not that object's JSON, in its text blocks: the model
+  reads the value (a string as it is), as pydantic-ai's MCP client does; a
+  ``result`` object whose text blocks are its JSON is read whole;
 * otherwise each block in order, one paragraph each: text as is; an image,
   audio or binary resource as a one-line description (an agent's tool result
   carries text only: images are kept as ``ImageBlock``s in
@@ -22,6 +26,7 @@ embedded resource blocks), an optional ``structuredContent`` object, and
 from __future__ import annotations
 
 import binascii
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,7 +110,7 @@ def read_result(raw: Any) -> MCPToolResult:
     structured = raw.structured_content if isinstance(raw.structured_content, Mapping) else None
     parts: list[str] = []
     if structured is not None and not is_error:
-        parts.append(json_bytes(structured, default=str).decode())
+        parts.append(_structured_text(structured, raw.content))
         parts.extend(_render(b, images) for b in raw.content if getattr(b, "type", "") != "text")
     else:
         parts.extend(_render(b, images) for b in raw.content)
@@ -115,3 +120,18 @@ def read_result(raw: Any) -> MCPToolResult:
                 else "(the tool returned no content)")
     return MCPToolResult(text, is_error, structured, tuple(images), raw)
 
+
+
+def _structured_text(structured: Mapping[str, Any], blocks: Any) -> str:
+    """What the model reads of ``structuredContent`` (the module docstring):
+    the SDK's ``{"result": value}`` wrapping as the value, else the object."""
+    if set(structured) == {"result"}:
+        text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
+        try:
+            twin = json.loads(text) == structured
+        except ValueError:
+            twin = False
+        if not twin:  # the text blocks are the value: the SDK wrapped it
+            value = structured["result"]
+            return value if isinstance(value, str) else json_bytes(value, default=str).decode()
+    return json_bytes(structured, default=str).decode()

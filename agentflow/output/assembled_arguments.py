@@ -1,7 +1,8 @@
 """How the argument text of one assembled tool call is read when it is no
 plain JSON object (used by ``agentflow.reply.ToolCallAssembler``): closing
 brackets set right (``rebalanced_arguments``), several objects glued together
-(``concatenated_objects``), and a nameless call whose arguments name it
+(``concatenated_objects``), a streamed start followed by the whole object
+(``restarted_object``), and a nameless call whose arguments name it
 (``enveloped``).
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 from agentflow.output.brackets import rebalanced
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
 
-__all__ = ["concatenated_objects", "enveloped", "rebalanced_arguments"]
+__all__ = ["concatenated_objects", "enveloped", "rebalanced_arguments", "restarted_object"]
 
 
 def enveloped(args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -64,3 +65,26 @@ def concatenated_objects(text: str) -> list[dict[str, Any]] | None:
     if all(o == objects[0] for o in objects[1:]):
         return objects[:1] if len(objects) > 1 else None
     return objects
+
+
+def restarted_object(text: str) -> list[dict[str, Any]] | None:
+    """``[object]`` when argument text is the start of a JSON object followed
+    by that whole object: a server's tool parser that streamed part of the
+    arguments and then flushed all of them at the end of the stream
+    (``{"command": "ls -l"{"command": "ls -l", "description": "List"}``,
+    sgl-project/sglang#23071; ``{{"city": "Orlando", ...}``,
+    vllm-project/vllm#51697); else ``None``. Only a start that the object's
+    own text begins with is dropped: other text before an object stays an error."""
+    decoder = json.JSONDecoder()
+    at = text.find("{", 1)
+    while at > 0:
+        head = text[:at].strip()
+        if head and text[at:].lstrip().startswith(head):
+            try:
+                value, end = decoder.raw_decode(text, at)
+            except ValueError:
+                value, end = None, at
+            if isinstance(value, dict) and not text[end:].strip():
+                return [value]
+        at = text.find("{", at + 1)
+    return None

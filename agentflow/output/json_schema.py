@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from agentflow.errors import SchemaError
 from agentflow.output._json_lax import coerce_scalars
-from agentflow.output._schema_errors import describe_schema_errors, field_path
+from agentflow.output.schema_errors import describe_schema_errors, field_path
 
 __all__ = [
     "SCHEMA_ATTRIBUTE",

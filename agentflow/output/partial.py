@@ -16,7 +16,8 @@ from agentflow._clean_text import clean_text
 from agentflow.output.parsing import ScanState, _scan, scan_brackets
 from agentflow.output.schema import WRAP_FIELD
 
-__all__ = ["PartialOutput", "ValueStarts", "json_start", "last_value_start"]
+__all__ = ["PartialOutput", "ValueStarts", "json_start", "last_value_start",
+           "without_open_number"]
 
 
 def json_start(text: str) -> str | None:
@@ -92,6 +93,24 @@ class ValueStarts:
         return self._found
 
 
+_NUMBER_CHARS = frozenset("0123456789.eE+-")
+
+
+def without_open_number(text: str) -> str:
+    """``text`` without the number it ends in, when one does: the next chunk
+    may extend it (``"fahrenheit": 6`` is the start of ``64.4``), so a partial
+    output shows a number only once something follows it. A number inside a
+    string is left alone unless it follows ``:``, ``,`` or ``[`` (cut then, it
+    only holds back a string's last characters for a chunk)."""
+    i = len(text)
+    while i > 0 and text[i - 1] in _NUMBER_CHARS:
+        i -= 1
+    if i == len(text) or not (text[i] == "-" or text[i].isdigit()):
+        return text
+    before = text[:i].rstrip()
+    return before if before[-1:] in ("", ":", ",", "[") else text
+
+
 class PartialOutput:
     """Tracks one output's partial value.
 
@@ -117,6 +136,7 @@ class PartialOutput:
         """The new partial value of JSON ``text`` (incomplete), or ``None``.
         Text holding a lone UTF-16 surrogate (which pydantic-core refuses with
         a ``TypeError``: a model that cut an emoji's pair) is read mended."""
+        text = without_open_number(text)
         try:
             data = pydantic_core.from_json(text, allow_partial="trailing-strings")
         except ValueError:

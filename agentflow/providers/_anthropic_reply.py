@@ -36,8 +36,10 @@ from agentflow.model import (
 )
 from agentflow.providers._anthropic_errors import stream_error
 from agentflow.providers._anthropic_request import THINKING_BLOCKS, UNCACHEABLE
+from agentflow.providers._payload import counted
 
-__all__ = ["STOP_REASONS", "StreamReader", "input_delta", "merge_usage", "usage_of"]
+__all__ = ["PAUSED_TURN", "STOP_REASONS", "StreamReader", "input_delta", "merge_usage",
+           "usage_of"]
 
 
 STOP_REASONS: dict[str, FinishReason] = {
@@ -45,6 +47,13 @@ STOP_REASONS: dict[str, FinishReason] = {
     "max_tokens": "length", "model_context_window_exceeded": "length",
     "refusal": "refusal", "pause_turn": "other",
 }
+
+PAUSED_TURN = "anthropic_paused_turn"
+"""``ThinkingDelta.provider_data`` key of a reply that ended ``pause_turn``: its
+content blocks as the API sent them, to send back as they are
+(``_anthropic_pause``); never passed on to the agent."""
+_KEPT_OUT = frozenset({"streamed", "partial_json"})
+"""Keys the reader adds to a streamed block (not the API's)."""
 
 
 def merge_usage(usage: dict[str, Any], delta: Mapping[str, Any]) -> None:
@@ -59,7 +68,7 @@ def merge_usage(usage: dict[str, Any], delta: Mapping[str, Any]) -> None:
     for key, value in delta.items():
         old = usage.get(key)
         if value is None or (isinstance(value, int | float) and isinstance(old, int | float)
-                             and value < old):
+                             and 0 <= value < old):  # a negative one is no count (``counted``)
             continue
         usage[key] = value
 
@@ -69,8 +78,10 @@ def usage_of(raw: Mapping[str, Any]) -> Usage:
     include them."""
     cached = int(raw.get("cache_read_input_tokens") or 0)
     written = int(raw.get("cache_creation_input_tokens") or 0)
-    return Usage(input_tokens=int(raw.get("input_tokens") or 0) + cached + written,
-                 output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached)
+    given = int(raw.get("input_tokens") or 0)
+    return counted(Usage(input_tokens=given + cached + written,
+                         output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached),
+                   given, written)
 
 
 class StreamReader:
@@ -124,9 +135,12 @@ class StreamReader:
         block = self.blocks.setdefault(index, {"type": "text"})
         kind = delta.get("type")
         if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
             yield TextDelta(delta["text"])
         elif kind == "input_json_delta":
             block["streamed"] = True
+            block["partial_json"] = block.get("partial_json", "") + (delta.get("partial_json")
+                                                                     or "")
             if delta.get("partial_json") and block.get("type") == "tool_use":
                 yield ToolCallDelta(index, arguments=delta["partial_json"])
         elif kind == "thinking_delta":
@@ -134,6 +148,8 @@ class StreamReader:
             yield ThinkingDelta(delta["thinking"])
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
+        elif kind == "citations_delta" and isinstance(delta.get("citation"), Mapping):
+            block.setdefault("citations", []).append(delta["citation"])
 
     @staticmethod
     def _start_input(index: int, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
@@ -155,6 +171,7 @@ class StreamReader:
 
     def block(self, index: int, block: Mapping[str, Any]) -> Iterable[ModelChunk]:
         """Chunks of one block of a whole message."""
+        self.blocks[index] = dict(block)
         kind = block.get("type")
         if kind == "text" and block.get("text"):
             yield TextDelta(block["text"])
@@ -164,8 +181,25 @@ class StreamReader:
             yield ThinkingDelta(block["thinking"])
         yield from self._stop(block)
 
+    def content(self) -> list[dict[str, Any]]:
+        """The reply's content blocks as the API sent them (a streamed block's
+        text and input put back together), in order."""
+        out = []
+        for _, block in sorted(self.blocks.items()):
+            raw = {k: v for k, v in block.items() if k not in _KEPT_OUT}
+            if block.get("streamed"):
+                try:
+                    raw["input"] = orjson.loads(block.get("partial_json") or "{}")
+                except orjson.JSONDecodeError:
+                    raw["input"] = {}
+            out.append(raw)
+        return out
+
     def finish(self, stop_reason: str | None) -> Iterable[ModelChunk]:
-        """The normalized finish chunk for ``stop_reason``."""
+        """The normalized finish chunk for ``stop_reason``; before it, for a
+        paused turn, its content (``PAUSED_TURN``) to send back."""
+        if stop_reason == "pause_turn":
+            yield ThinkingDelta(provider_data={PAUSED_TURN: self.content()})
         if stop_reason:
             model, reply_id = self.message.get("model"), self.message.get("id")
             yield FinishChunk(STOP_REASONS.get(stop_reason, "other"), stop_reason,

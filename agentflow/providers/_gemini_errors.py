@@ -29,7 +29,7 @@ from agentflow.providers._http import (
 )
 
 __all__ = ["MISSING_SIGNATURE", "TOO_MANY_STATES", "VENDOR", "body_error", "map_error",
-           "missing_signature", "payload_error"]
+           "missing_signature", "payload_error", "relayed_error"]
 
 VENDOR = "gemini"
 
@@ -120,7 +120,8 @@ def missing_signature(message: str, *, status: int | None = None) -> BadRequestE
         status=status, code=MISSING_SIGNATURE, vendor=VENDOR)
 
 
-def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+def map_error(status: int, headers: Mapping[str, str], body: bytes, *,
+              vendor: str = VENDOR) -> ProviderError:
     """A Google RPC error (``{"error":{code,message,status,details}}``, maybe
     in a one-element list) as a ``ProviderError``: 400 ``API_KEY_INVALID`` ->
     ``AuthenticationError``; 400 "Function calling with a response mime type"
@@ -139,10 +140,10 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     details = error.get("details") or []
     code = error.get("status")
     reasons = {d.get("reason") for d in details if isinstance(d, Mapping)}
-    kw: dict[str, Any] = {"status": status, "code": code, "vendor": VENDOR}
+    kw: dict[str, Any] = {"status": status, "code": code, "vendor": vendor}
     if "API_KEY_INVALID" in reasons or status == 401:
         return AuthenticationError(message, **kw)
-    too_long = context_length_error(VENDOR, status, message, code, data)
+    too_long = context_length_error(vendor, status, message, code, data)
     if too_long is not None:
         return too_long
     lowered = message.lower()
@@ -151,7 +152,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     if status == 400 and "function calling with a response mime type" in lowered:
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and (_refuses_response_schema(lowered) or TOO_MANY_STATES in lowered):
-        return UnsupportedFeatureError(message, feature="native_output", **kw)
+        # this schema refused (a keyword, its size), not response schemas as such
+        return UnsupportedFeatureError(message, feature="native_output", schema_only=True, **kw)
     if status == 400 and _refuses_parameters(lowered):
         return UnsupportedFeatureError(message, feature="tool_schema", **kw)
     if status == 400 and "function calling is not enabled" in lowered:
@@ -163,7 +165,49 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
         return RateLimitedError(message, retry_after=delay if delay is not None
                                 else parse_retry_after(headers), **kw)
     normalized = orjson.dumps({"error": {"message": message, "code": code}})  # code: status name
-    return default_error(VENDOR, status, headers, normalized)
+    return default_error(vendor, status, headers, normalized)
+
+
+def relayed_error(vendor: str, status: int, headers: Mapping[str, str],
+                  body: bytes) -> ProviderError | None:
+    """A Google RPC error an OpenAI-compatible endpoint relays, mapped as the
+    native API's (``map_error``: 400 ``API_KEY_INVALID`` ->
+    ``AuthenticationError``, a daily quota -> ``QuotaExceededError``, 429 with
+    ``RetryInfo.retryDelay``), or ``None`` for any other body. Gemini's own
+    ``/v1beta/openai`` endpoint sends the RPC error as a one-element list, or
+    as the text of an OpenAI-style ``error.message`` (``{"error": {"message":
+    "{\\n  \\"error\\": {\\"code\\": 400, ... \\"reason\\": \\"API_KEY_INVALID\\"...",
+    "code": 400, "status": "Bad Request"}}``, continuedev/continue#10748): an
+    invalid key was a ``BadRequestError`` whose message was that JSON, and a
+    daily quota was retried."""
+    node = _rpc_node(body)
+    return None if node is None else map_error(status, headers, orjson.dumps(node),
+                                               vendor=vendor)
+
+
+def _rpc_node(body: bytes) -> Mapping[str, Any] | None:
+    """The ``{"error": {code, message, status, details}}`` object of a Google
+    RPC error in ``body`` (maybe in a list, maybe as the text of an outer
+    error's ``message``), or ``None``."""
+    try:
+        data: Any = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    for _ in range(2):  # the body, then the document its message holds
+        node = data[0] if isinstance(data, list) and data else data
+        if not isinstance(node, Mapping) or not isinstance(error := node.get("error"), Mapping):
+            return None
+        if str(error.get("status")) in _RPC_STATUS and (
+                isinstance(error.get("details"), list) or isinstance(error.get("code"), int)):
+            return node
+        text = error.get("message")
+        if not (isinstance(text, str) and text.lstrip().startswith(("{", "["))):
+            return None
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return None
+    return None
 
 
 def payload_error(data: Any) -> ProviderError | None:

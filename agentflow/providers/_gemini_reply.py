@@ -45,6 +45,7 @@ from agentflow.providers._gemini_errors import (
     payload_error,
 )
 from agentflow.providers._gemini_request import CALL_ID, SIGNATURE
+from agentflow.providers._payload import counted
 
 __all__ = ["ReplyReader", "validates_signatures"]
 
@@ -91,13 +92,13 @@ def validates_signatures(model: str) -> bool:
 def _usage(raw: Mapping[str, Any]) -> Usage:
     """Gemini counts thinking apart from candidates; our output includes it."""
     thoughts = int(raw.get("thoughtsTokenCount") or 0)
-    return Usage(
-        input_tokens=int(raw.get("promptTokenCount") or 0)
-        + int(raw.get("toolUsePromptTokenCount") or 0),
-        output_tokens=int(raw.get("candidatesTokenCount") or 0) + thoughts,
-        cached_tokens=int(raw.get("cachedContentTokenCount") or 0),
-        reasoning_tokens=thoughts,
-    )
+    prompt = int(raw.get("promptTokenCount") or 0)
+    tools = int(raw.get("toolUsePromptTokenCount") or 0)
+    candidates = int(raw.get("candidatesTokenCount") or 0)
+    return counted(Usage(
+        input_tokens=prompt + tools, output_tokens=candidates + thoughts,
+        cached_tokens=int(raw.get("cachedContentTokenCount") or 0), reasoning_tokens=thoughts,
+    ), prompt, tools, candidates)
 
 
 def _call_delta(index: int, call: Mapping[str, Any],
@@ -170,8 +171,16 @@ class ReplyReader:
         self._tokens_spell_text = True
 
     def feed(self, data: Any) -> Iterable[ModelChunk]:
-        if isinstance(data, list):  # an error (or reply) wrapped in a one-element list
-            data = data[0] if data else {}
+        """The chunks of one ``GenerateContentResponse``, or of each in a JSON
+        array of them: ``streamGenerateContent`` without ``alt=sse`` answers
+        with the whole stream as one array (its default form, which a gateway
+        that drops the query gives back; nyo16/nous#26), and an error may come
+        wrapped in a one-element array. Only the first element was read: the
+        reply lost all text after its first event."""
+        if isinstance(data, list):
+            for item in data:
+                yield from self.feed(item)
+            return
         if "error" in data:
             raise payload_error(data) or ServerError(str(data)[:500], vendor=VENDOR)
         if isinstance(data.get("modelVersion"), str):  # for tracing

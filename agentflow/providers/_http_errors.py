@@ -93,7 +93,10 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
     error"`` with the vendor's own body in ``error.metadata.raw``, per its
     API errors reference) reads ``"<message>: <upstream message>"``, so the
     vendor's words ("Thinking mode does not support this tool_choice") still
-    classify the error."""
+    classify the error; a message that is itself the upstream's whole error
+    document (Gemini's OpenAI-compatible endpoint: ``"message": "{\\n
+    \\"error\\": {\\"code\\": 400, \\"message\\": \\"API key not valid..."``,
+    continuedev/continue#10748) reads as that document's message."""
     if not body.strip():
         return "(empty body)", None, None
     try:
@@ -116,6 +119,13 @@ def error_message(body: bytes, *, _nested: bool = False) -> tuple[str, str | Non
         if isinstance(err, dict):
             message = _message_text(err.get("message") or err.get("msg") or err)
             code = err.get("code") or err.get("type") or err.get("status")
+            if not _nested and message.lstrip().startswith(("{", "[")):
+                # the upstream's own error document as the message (a compatible
+                # endpoint or gateway relaying it as text): its words
+                inner, inner_code, inner_data = error_message(message.encode(), _nested=True)
+                top = inner_data[0] if isinstance(inner_data, list) and inner_data else inner_data
+                if isinstance(top, dict) and {"error", "message"} & set(top):
+                    message, code = inner, code if code is not None else inner_code
             meta = err.get("metadata")
             raw = meta.get("raw") if isinstance(meta, dict) and not _nested else None
             if raw:

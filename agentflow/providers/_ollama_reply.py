@@ -25,6 +25,7 @@ from agentflow.model import (
     UsageChunk,
 )
 from agentflow.providers._ollama_errors import VENDOR, payload_error
+from agentflow.providers._payload import counted
 
 __all__ = ["Reader"]
 
@@ -72,8 +73,8 @@ class Reader:
             self.calls += 1
         if data.get("done"):
             self.done = True
-            yield UsageChunk(Usage(input_tokens=int(data.get("prompt_eval_count") or 0),
-                                   output_tokens=int(data.get("eval_count") or 0)))
+            yield UsageChunk(counted(Usage(input_tokens=int(data.get("prompt_eval_count") or 0),
+                                           output_tokens=int(data.get("eval_count") or 0))))
             raw = data.get("done_reason") or ""  # "": none given (older servers)
             if raw in NOT_GENERATED:
                 raise BadRequestError(

@@ -29,6 +29,7 @@ from agentflow.errors import (
     UnsupportedFeatureError,
 )
 from agentflow.providers._context_errors import context_length_error
+from agentflow.providers._gemini_errors import relayed_error
 from agentflow.providers._http import default_error, error_message
 from agentflow.providers._ollama_errors import SPENT_PLAN
 from agentflow.providers._openai_refusals import (
@@ -39,6 +40,7 @@ from agentflow.providers._openai_refusals import (
     reasoning_refused,
     roles_refused,
     schema_carrier,
+    schema_refused,
     unsupported_feature,
 )
 
@@ -103,7 +105,11 @@ def openai_error(
     (``_DAILY_LIMIT``) and a 403 or 429 for a spent account (``_SPENT_ACCOUNT``)
     are ``QuotaExceededError``s; a 500 in which a chat template
     refuses the history's tool-call ids or roles (``call_ids_refused``,
-    ``roles_refused``) a ``BadRequestError``."""
+    ``roles_refused``) a ``BadRequestError``. A Google RPC error (Gemini's
+    OpenAI-compatible endpoint relays its own) is mapped as Gemini's
+    (``relayed_error``)."""
+    if b'"status"' in body and (relayed := relayed_error(vendor, status, headers, body)):
+        return relayed
     if status in (400, 413, 422, 429, 500):
         message, code, data = error_message(body)
         too_long = context_length_error(vendor, status, message, code, data)
@@ -115,7 +121,8 @@ def openai_error(
             feature = unsupported_feature(message, _param(data))
             if feature is not None:
                 return UnsupportedFeatureError(message, feature=feature, status=status,
-                                               code=code, vendor=vendor)
+                                               code=code, vendor=vendor,
+                                               schema_only=schema_refused(message))
         if call_ids_refused(message) or roles_refused(message) or content_refused(message):
             # a chat template's or the server's refusal of the request: never retried
             return BadRequestError(message, status=status, code=code, vendor=vendor)
@@ -129,7 +136,7 @@ def openai_error(
         feature = unsupported_feature(message, _param(data))
         if feature is not None:
             return UnsupportedFeatureError(message, feature=feature, status=status, code=code,
-                                           vendor=vendor)
+                                           vendor=vendor, schema_only=schema_refused(message))
     return default_error(vendor, status, headers, body)
 
 
@@ -216,6 +223,7 @@ def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | No
     if "invalid_request" in kind:
         feature = unsupported_feature(message, err.get("param"))
         if feature is not None:
-            return UnsupportedFeatureError(message, feature=feature, **kw)
+            return UnsupportedFeatureError(message, feature=feature,
+                                           schema_only=schema_refused(message), **kw)
         return BadRequestError(message, **kw)
     return ServerError(message, **kw)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentflow.model import FinishReason, Usage
+from agentflow.providers._payload import counted
 
 __all__ = ["finish_reason", "parse_usage"]
 
@@ -74,4 +75,4 @@ def parse_usage(data: Any) -> Usage | None:
     cached = (details.get("cached_tokens") or data.get("prompt_cache_hit_tokens")
               or data.get("cached_tokens") or 0)
     reasoning = out_details.get("reasoning_tokens") or 0
-    return Usage(int(prompt), int(completion), int(cached), int(reasoning))
+    return counted(Usage(int(prompt), int(completion), int(cached), int(reasoning)))

@@ -24,6 +24,7 @@ __all__ = [
     "reasoning_refused",
     "roles_refused",
     "schema_carrier",
+    "schema_refused",
     "unsupported_feature",
 ]
 
@@ -94,6 +95,23 @@ _SERVER_FLAG_REFUSAL = re.compile(r"\btools? (?:param|choice) requires --", re.I
 """A server started without tool calling: llama.cpp "tools param requires --jinja
 flag" (500 in many builds), vLLM "\"auto\" tool choice requires
 --enable-auto-tool-choice and --tool-call-parser to be set" (400)."""
+_GEMINI_FIELD = r"(?:\bat '(?:request\.)?|\bGenerateContentRequest\.)"
+_RESPONSE_SCHEMA_REFUSAL = re.compile(
+    _GEMINI_FIELD + r"generation_config\.response_(?:json_)?schema\b", re.I)
+_PARAMETERS_REFUSAL = re.compile(
+    _GEMINI_FIELD + r"tools\[\d+\]\.function_declarations\[\d+\]\.parameters\b", re.I)
+"""Gemini refusing a schema keyword it does not take, relayed by an
+OpenAI-compatible gateway in an OpenAI error envelope: "Invalid JSON payload
+received. Unknown name "$schema" at 'generation_config.response_schema': Cannot
+find field." (QuantumNous/new-api#1037), "[gemini/gemini-3.1-pro-preview]
+[400]: Invalid JSON payload received. Unknown name "additionalProperties" at
+'tools[0].function_declarations[0].parameters': Cannot find field."
+(openswarm-ai/openswarm#24), "Invalid value at
+'generation_config.response_schema.properties[4].value.any_of[1].type'"
+(simonw/llm-gemini#49), "* GenerateContentRequest.generation_config.
+response_schema...". The field path names the part that carried the schema:
+the response format (``native_output``) or a function's parameters
+(``tool_schema``); either way the engine steps down a strategy."""
 _PARAM_FEATURE: dict[str, UnsupportedFeature] = {
     "tool_choice": "tool_choice", "response_format": "native_output", "tools": "tools",
 }
@@ -112,15 +130,19 @@ def unsupported_feature(message: str, param: Any = None) -> UnsupportedFeature |
     engine drops the response format and keeps the caller's tools. A
     response-format schema refused as invalid is ``native_output`` too, and so
     is a response format type a server does not take (LM Studio: no JSON mode)
-    or a shape its request decoder does not know (TGI, older vLLM).
+    or a shape its request decoder does not know (TGI, older vLLM), and a
+    schema keyword Gemini refuses at the response schema's field path (a
+    function's parameters there: ``tool_schema``; ``_RESPONSE_SCHEMA_REFUSAL``).
     A self-hosted server started without tool calling is ``tools``. A schema
     its constrained-decoding engine cannot compile (``engine_refused``) is
     ``native_output`` here; the adapter, which knows the request, names the
     part that carried the schema (``schema_carrier``).
     """
     if (_SCHEMA_REFUSAL.search(message) or _FORMAT_TYPE_REFUSAL.search(message)
-            or _FORMAT_SHAPE_REFUSAL.search(message)):
+            or _FORMAT_SHAPE_REFUSAL.search(message) or _RESPONSE_SCHEMA_REFUSAL.search(message)):
         return "native_output"
+    if _PARAMETERS_REFUSAL.search(message):
+        return "tool_schema"
     if _SERVER_FLAG_REFUSAL.search(message):
         return "tools"
     if _ENGINE_REFUSAL.search(message):
@@ -136,6 +158,16 @@ def unsupported_feature(message: str, param: Any = None) -> UnsupportedFeature |
         if words.search(message):
             return feature
     return None
+
+
+def schema_refused(message: str) -> bool:
+    """Whether an error message refuses the schema the request carried (invalid
+    for the native path, ``_SCHEMA_REFUSAL``; a keyword Gemini's response schema
+    does not take, ``_RESPONSE_SCHEMA_REFUSAL``; beyond a constrained-decoding
+    engine, ``_ENGINE_REFUSAL``), not the feature: another schema would pass
+    (``UnsupportedFeatureError.schema_only``)."""
+    return bool(_SCHEMA_REFUSAL.search(message) or _ENGINE_REFUSAL.search(message)
+                or _RESPONSE_SCHEMA_REFUSAL.search(message))
 
 
 def engine_refused(message: str) -> bool:

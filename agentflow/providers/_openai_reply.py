@@ -142,6 +142,10 @@ class OpenAIReplyHooks:
         skipped. An error event saying the vendor could not read the model's tool call or
         JSON (``failed_output``: Groq ``tool_use_failed``) ends the reply with
         finish reason ``error`` (``failed_generation``), as a failed generation.
+        ``[DONE]`` ends the reading, as the official SDK's (openai-python
+        ``AsyncStream.__stream__`` breaks there): a gateway that holds the
+        connection open after it (earendil-works/pi#7954) made the whole reply
+        wait for ``read_timeout`` and fail as a ``ProviderTimeoutError``.
 
         Raises:
             TruncatedStreamError / ProviderConnectionError: it ended before its
@@ -153,10 +157,11 @@ class OpenAIReplyHooks:
         done = received = finished = False
         read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
         filtering = markup.active  # no filter call per event when it looks for nothing
-        async for event in iter_sse(response, bare_json=True):
+        events = iter_sse(response, bare_json=True)
+        async for event in events:
             if event.data.strip() == "[DONE]":
                 done = True
-                continue
+                break  # the end: nothing after it is read (a server may hold the connection)
             if event.event == "error":
                 error = self.event_error(event.data)
                 if failed_output(error):
@@ -178,6 +183,7 @@ class OpenAIReplyHooks:
                 finished = finished or chunk.type == "finish"
                 yield chunk
             done = done or parser.terminal
+        await events.aclose()
         for chunk in markup.feed(guard.fold(close_parser, parser)):
             yield chunk
         for chunk in markup.close():

@@ -76,6 +76,20 @@ _FIELDS: dict[type, tuple[tuple[str, tuple[type, ...]], ...]] = {
 
 
 _NO_PAYLOAD: Any = object()
+_NO_USAGE = Usage()
+
+
+def counted(usage: Usage, *parts: int) -> Usage:
+    """``usage`` as a vendor reported it, or no usage (all zero: the request's
+    usage is unknown, ``Usage.unreported``) when it holds a negative count
+    (``parts``: the vendor's counts summed into its fields, checked too).
+    A negative count is no count (OpenAI once reported ``"completion_tokens":
+    -35`` beside a total below the prompt's, 64bit/async-openai#404); taken
+    as it was, it lowered every sum, cost and budget it joined."""
+    if (usage.input_tokens < 0 or usage.output_tokens < 0 or usage.cached_tokens < 0
+            or usage.reasoning_tokens < 0 or any(part < 0 for part in parts)):
+        return _NO_USAGE
+    return usage
 
 
 def _excerpt(payload: Any) -> str:

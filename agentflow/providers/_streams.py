@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,7 +214,7 @@ def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
 
 
 async def iter_sse(response: aiohttp.ClientResponse, *, bare_json: bool = False
-                   ) -> AsyncIterator[SSEEvent]:
+                   ) -> AsyncGenerator[SSEEvent, None]:
     """Server-sent events of ``response`` (WHATWG framing: one leading
     byte-order mark and comments ignored, ``data:`` lines joined, an event
     dispatched on a blank line or at the end, never with empty data: a bare

@@ -52,6 +52,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec, UsageChunk
 from agentflow.providers._anthropic_batch import AnthropicBatchAPI
 from agentflow.providers._anthropic_errors import VENDOR, body_error, map_error
+from agentflow.providers._anthropic_pause import continued, continuing_messages
 from agentflow.providers._anthropic_reply import StreamReader, usage_of
 from agentflow.providers._anthropic_request import (
     closed_schema,
@@ -277,6 +278,20 @@ class AnthropicChatModel(WholeReplyBatches):
         _log.warning("anthropic.max_tokens_over_window", model=self.model_name,
                      max_tokens=room, error=str(error)[:200])
         return options.with_(max_tokens=room)
+
+    def stream(self, messages: Sequence[Msg], tools: Sequence[ToolSpec],
+               options: GenerateOptions) -> AsyncIterator[ModelChunk]:
+        """As the base, but a turn the API pauses (``pause_turn``: its server
+        tool loop ran long) is sent back as it is until it ends
+        (``_anthropic_pause``): the agent sees one reply."""
+        def send(turn: list[dict[str, Any]]) -> AsyncIterator[ModelChunk]:
+            if not turn:
+                return super(AnthropicChatModel, self).stream(messages, tools, options)
+            sent = self.build_request(messages, tools, options, stream=True)[1]["messages"]
+            extra = {**options.extra, "messages": continuing_messages(sent, turn)}
+            return super(AnthropicChatModel, self).stream(messages, tools,
+                                                          options.with_(extra=extra))
+        return continued(send)
 
     def streams(self, options: GenerateOptions) -> bool:
         """As the base, but a reply that may take long keeps streaming when the

@@ -61,6 +61,7 @@ from agentflow.web._agui_caps import (
     finished_frame,
     shown_result,
 )
+from agentflow.web._agui_input import APPROVAL_RESPONSE_SCHEMA
 from agentflow.web._agui_state import MAX_SHOWN_STATE, StateUpdates
 from agentflow.web._agui_usage import token_usage
 from agentflow.web._blocks import discarded as _discarded
@@ -222,6 +223,7 @@ class AGUIEncoder:
                 self._interrupts.append(Interrupt(
                     id=call.id, reason="tool_approval", tool_call_id=call.id,
                     message=f"Approve the call to {call.name}?",
+                    response_schema=dict(APPROVAL_RESPONSE_SCHEMA),
                     metadata={"name": call.name, "input": event_to_dict(call)["input"]}))
         elif isinstance(event, ToolResult):
             self._step = None  # the step's calls are made: the next ones are another step's

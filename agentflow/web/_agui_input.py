@@ -5,6 +5,7 @@ Source of the shapes: the ``ag-ui-protocol`` package's ``ag_ui.core``
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +18,20 @@ from agentflow.messages import Msg
 from agentflow.web._blocks import add_tool_result, is_discarded, text_of, tool_use_msg
 from agentflow.web.run_input import ClientTool, RunInput, split_run
 
-__all__ = ["read_run_input"]
+__all__ = ["APPROVAL_RESPONSE_SCHEMA", "read_run_input"]
+
+#: The answer a tool approval's interrupt takes (its ``responseSchema``, so a
+#: generic AG-UI frontend can render it): the resume entry's ``payload`` when
+#: its status is ``resolved`` (``cancelled`` refuses, with no payload).
+APPROVAL_RESPONSE_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean", "description": "run the call (true) or refuse it"},
+        "reason": {"type": "string", "description": "why it was refused; the model reads it"},
+        "input": {"type": "object", "description": "the call's input, edited, to run instead"},
+    },
+    "required": ["approved"],
+}
 
 
 def read_run_input(body: Any) -> RunInput:
@@ -35,7 +49,10 @@ def read_run_input(body: Any) -> RunInput:
     Raises:
         InvalidInputError: the body is not a valid ``RunAgentInput`` (the
             message names the field), a tool message answers no earlier tool
-            call, or its messages end with neither the user's nor tool results.
+            call, its messages end with neither the user's nor tool results,
+            or a ``resolved`` resume entry's payload is not an object with a
+            boolean ``approved`` (``APPROVAL_RESPONSE_SCHEMA``; a typo such as
+            ``{"approve": true}`` refused the call without a word).
     """
     try:
         run = RunAgentInput.model_validate(body)
@@ -66,17 +83,26 @@ def read_run_input(body: Any) -> RunInput:
              "forwarded_props": run.forwarded_props}
     if run.resume:  # a run resumed with the person's answers to its interrupts
         return RunInput(tuple(messages), None, tools, run.state, run.thread_id, run.run_id,
-                        extra, decisions={e.interrupt_id: _decision(e.status, e.payload)
+                        extra, decisions={e.interrupt_id: _decision(e.interrupt_id, e.status,
+                                                                     e.payload)
                                           for e in run.resume})
     history, last = split_run(messages)
     return RunInput(history, last, tools, run.state, run.thread_id, run.run_id, extra)
 
 
-def _decision(status: str, payload: Any) -> Decision:
+def _decision(interrupt_id: str, status: str, payload: Any) -> Decision:
     """A resume entry as an approval decision: ``resolved`` with ``payload``
     ``{"approved": true, "input"?: {...}}`` approves (edited when ``input``
-    is given); anything else refuses (with ``payload["reason"]`` if any)."""
+    is given), ``{"approved": false, "reason"?: str}`` refuses; ``cancelled``
+    refuses. A ``resolved`` payload of another shape is an ``InvalidInputError``:
+    nothing is decided, and the person may answer again."""
     answer = payload if isinstance(payload, Mapping) else {}
+    if status == "resolved" and not isinstance(answer.get("approved"), bool):
+        raise InvalidInputError(
+            f"the resume entry for interrupt {_shown(interrupt_id)} is resolved with the payload "
+            f"{_shown(payload)}: send {{\"approved\": true}} to run the call, or "
+            f"{{\"approved\": false, \"reason\": \"...\"}} to refuse it (the interrupt's "
+            "responseSchema; \"status\": \"cancelled\" refuses too)")
     if status == "resolved" and answer.get("approved") is True:
         edited = answer.get("input")
         if edited is not None and not isinstance(edited, Mapping):
@@ -84,3 +110,9 @@ def _decision(status: str, payload: Any) -> Decision:
         return Approve(edited)
     reason = answer.get("reason")
     return Refuse(reason if isinstance(reason, str) and reason else "the user refused this call")
+
+
+def _shown(payload: Any) -> str:
+    """A client's payload for a message: its JSON, cut to 200 characters."""
+    shown = json.dumps(payload, ensure_ascii=False, default=repr)
+    return shown if len(shown) <= 200 else shown[:200] + "..."

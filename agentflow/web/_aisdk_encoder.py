@@ -33,6 +33,7 @@ from agentflow.web._frame_caps import (
     MAX_SHOWN_RESULT,
     json_size,
     shown_json,
+    shown_output,
     shown_result,
 )
 from agentflow.web.wire import PING_FRAME, error_to_dict, event_to_dict
@@ -200,7 +201,7 @@ class UIMessageEncoder:
                                 "errorText": shown_result(event.output)})
                 else:
                     out.append({"type": "tool-output-available", "toolCallId": event.id,
-                                "output": shown_result(event.output)})
+                                "output": shown_output(event.output)})
         elif isinstance(event, CallStarted):
             self._call = event.call_id
             out.append({"type": "start", "messageId": self.message_id or event.call_id})

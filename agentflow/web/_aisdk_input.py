@@ -28,6 +28,13 @@ def _ui_message(index: int, message: Any, names: dict[str, str]) -> list[Msg]:
         raise InvalidInputError(f"messages[{index}] is not a UI message with a role of "
                                 "system, user or assistant")
     parts = message.get("parts")
+    if not isinstance(parts, list) and "parts" not in message and "content" in message:
+        raise InvalidInputError(
+            f"messages[{index}] has content but no parts: a UI message (the ai package 5 "
+            "or later, useChat's default transport) holds its text in parts, "
+            "[{\"type\": \"text\", \"text\": ...}]; content is the message of ai 4 (whose "
+            "data stream protocol this route does not speak) or of an AG-UI run "
+            "(agentflow.web.agui's route reads those)")
     if not isinstance(parts, list):
         raise InvalidInputError(f"messages[{index}].parts must be a list")
     role = message["role"]

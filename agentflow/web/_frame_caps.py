@@ -31,6 +31,7 @@ package's encoder, or ours for the AI SDK's chunks).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -63,6 +64,23 @@ def shown_result(output: str) -> str:
     return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
             "characters not shown here; the model read the whole result when the tool ran, "
             "but a history the client sends back holds only this]")
+
+
+def shown_output(output: str) -> Any:
+    """A tool's result as an AI SDK part's ``output``: the JSON object or array
+    its text is (a Python tool's dict or model, an MCP server's structured
+    content), which a UI reads as ``part.output.field`` as it reads the value a
+    ``streamText`` tool returned; any other text (a number's too: ``"12"`` may
+    be a string tool's) as it is, through ``shown_result``. A history sent back
+    gives the model that value as JSON text again (``_blocks.tool_result_msg``)."""
+    if len(output) <= MAX_SHOWN_RESULT and output.lstrip()[:1] in ("{", "["):
+        try:
+            value = json.loads(output)
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
+            return output
+        if isinstance(value, dict | list):
+            return value
+    return shown_result(output)
 
 
 def shown_json(value: Any) -> Any:

@@ -65,11 +65,13 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   error knows the call's usage
 * ``approval_requested`` -> the run ends with an interrupt: ``RUN_FINISHED``'s
   ``outcome`` ``{"type": "interrupt", "interrupts": [{"id": <tool call id>,
-  "reason": "tool_approval", "toolCallId", "message", "metadata": {"name",
-  "input"}}]}`` (the calls' placeholder results are not shown). The client
-  resumes with ``resume: [{"interruptId", "status": "resolved", "payload":
-  {"approved": bool, "input"?: object, "reason"?: str}}]`` (``cancelled``:
-  refused), which ``read_run_input`` reads as ``decisions``.
+  "reason": "tool_approval", "toolCallId", "message", "responseSchema",
+  "metadata": {"name", "input"}}]}`` (the calls' placeholder results are not
+  shown). The client resumes with ``resume: [{"interruptId", "status":
+  "resolved", "payload": {"approved": bool, "input"?: object, "reason"?:
+  str}}]`` (``cancelled``: refused; ``responseSchema`` is that payload's JSON
+  Schema, ``APPROVAL_RESPONSE_SCHEMA``), which ``read_run_input`` reads as
+  ``decisions`` (a ``resolved`` payload of another shape: ``InvalidInputError``).
 * a failed call -> ``RUN_ERROR`` (``code``: the error's class name; only
   agentflow's own errors carry their message, through ``mask_secrets``), the
   run's last event (AG-UI 1.0 lifecycle: a run ends with ``RUN_FINISHED`` or
@@ -121,14 +123,14 @@ from agentflow.events import Event
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.web._agui_caps import MAX_SHOWN_RESULT
 from agentflow.web._agui_encoder import AGUIEncoder
-from agentflow.web._agui_input import read_run_input
+from agentflow.web._agui_input import APPROVAL_RESPONSE_SCHEMA, read_run_input
 from agentflow.web._agui_state import MAX_SHOWN_STATE
 from agentflow.web.run_input import ClientTool, RunInput, check_stateless, offered_tools
 from agentflow.web.sse import EventStreamResponse, Outcome
 from agentflow.web.store import StateStore, stream_with_store
 
-__all__ = ["MAX_SHOWN_RESULT", "MAX_SHOWN_STATE", "AGUIEncoder", "agui_response",
-           "read_run_input"]
+__all__ = ["APPROVAL_RESPONSE_SCHEMA", "MAX_SHOWN_RESULT", "MAX_SHOWN_STATE", "AGUIEncoder",
+           "agui_response", "read_run_input"]
 
 
 def agui_response(

@@ -80,7 +80,8 @@ v1``. Mapping:
 A tool's result (``tool-output-available``'s ``output``,
 ``tool-output-error``'s ``errorText``) is shown cut at ``MAX_SHOWN_RESULT``
 characters with a note saying how many more the model read, as AG-UI's
-``TOOL_CALL_RESULT`` is (``_frame_caps.shown_result``): the chat keeps every
+``TOOL_CALL_RESULT`` is (``_frame_caps.shown_result``; an output that is a
+JSON object or array is sent as that value, ``_frame_caps.shown_output``): the chat keeps every
 part in memory and posts the whole history back with each message, so an
 MCP server's file read of 100 MB would otherwise reach the page, and come
 back, whole. A frame that carries an error (``error``, ``data-output-error``,

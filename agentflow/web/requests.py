@@ -108,8 +108,10 @@ async def read_body(request: Request, *, max_bytes: int = DEFAULT_MAX_BYTES) -> 
 
 
 def _too_large(max_bytes: int) -> RequestRejected:
-    return RequestRejected(413, "payload_too_large",
-                           f"the body is larger than {max_bytes} bytes")
+    return RequestRejected(413, "payload_too_large", (
+        f"the body is larger than {max_bytes} bytes: a route whose clients send more takes "
+        "read_json(..., max_bytes=...); a chat posts its whole history with each message "
+        "(tool results included), and with a store it may send only the new one"))
 
 
 async def read_json(request: Request, *, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -160,6 +162,11 @@ def _host_name(authority: str) -> str:
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
+def _shown(value: str) -> str:
+    """A client's header value quoted for a message, cut to 100 characters."""
+    return repr(value if len(value) <= 100 else value[:100] + "...")
+
+
 def check_request(request: Request, *, allowed_hosts: Collection[str] = LOCAL_HOSTS,
                   allowed_origins: Collection[str] = ()) -> None:
     """Refuse a request for another host or from another site.
@@ -179,10 +186,15 @@ def check_request(request: Request, *, allowed_hosts: Collection[str] = LOCAL_HO
     """
     host = request.headers.get("host", "")
     if not host or ("*" not in allowed_hosts and _host_name(host) not in allowed_hosts):
-        raise RequestRejected(421, "misdirected_host", "this server does not serve that Host")
+        raise RequestRejected(421, "misdirected_host", (
+            f"this server does not serve the Host {_shown(host)}: an app served under "
+            "that name allows it with check_request(..., allowed_hosts=[the name])"))
     origin = request.headers.get("origin")
     if origin is None:
         return
     own = {f"http://{host.lower()}", f"https://{host.lower()}"}
     if origin.lower() not in own and origin not in allowed_origins:
-        raise RequestRejected(403, "cross_origin", "requests from other sites are refused")
+        raise RequestRejected(403, "cross_origin", (
+            f"requests from the origin {_shown(origin)} are refused: a page served elsewhere "
+            "(a dev server on another port) is allowed with "
+            "check_request(..., allowed_origins=[its origin])"))

@@ -10,7 +10,8 @@ roles other than user/assistant or not alternating, tool results not first
 in their turn or not answering the previous turn's calls, a ``tool_use`` id
 used twice in the request ("`tool_use` ids must be unique"), empty text blocks,
 a conversation ending on an assistant turn (Claude 4.6+: "This model does
-not support assistant message prefill..."; older models: trailing whitespace),
+not support assistant message prefill..."; older models: trailing whitespace)
+unless that turn sends back a paused server-tool turn (``pause_turn``),
 more than 4 ``cache_control`` blocks, a forced ``tool_choice`` while thinking
 ("Thinking may not be enabled when tool_choice forces tool use."), thinking
 with ``temperature`` or a budget >= ``max_tokens``, thinking blocks sent back
@@ -247,7 +248,7 @@ class AnthropicFake(AnthropicBatches, FakeServer):
                             f"blocks immediately after: {sorted(pending - set(answered))}")
             pending = {b["id"] for b in blocks if b["type"] == "tool_use"}
         last = messages[-1]
-        if last["role"] == "assistant" and not self.prefill:
+        if last["role"] == "assistant" and not self.prefill and not _paused_turn(last):
             return _bad(NO_PREFILL)
         if last["role"] == "assistant" and isinstance(last["content"], list):
             tail = last["content"][-1]
@@ -412,6 +413,18 @@ class AnthropicFake(AnthropicBatches, FakeServer):
         """A 429 as Anthropic sends it."""
         return anthropic_error(429, "rate_limit_error", "Number of request tokens has exceeded "
                                "your per-minute rate limit", {"retry-after": str(retry_after)})
+
+
+def _paused_turn(message: dict[str, Any]) -> bool:
+    """Whether a final assistant turn sends back a turn the API paused
+    (``pause_turn``): it holds a server tool's blocks (the server-tools docs:
+    "provide the response back as-is" to let the model continue), which is
+    no prefill."""
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") != "tool_result"
+        and (b.get("type") == "server_tool_use" or str(b.get("type", "")).endswith("_tool_result"))
+        for b in content)
 
 
 def _all_blocks(body: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

@@ -2,11 +2,15 @@
 // package: the first stream ends asking to approve a tool call; the client
 // answers as useChat's addToolApprovalResponse does (the tool part in state
 // "approval-responded") and the second stream continues the same message.
-// Usage: node aisdk_approval.mjs URL APPROVED(true|false)
+// With "last", the transport posts only the newest message, as a chat whose
+// server keeps the conversation in a store may (prepareSendMessagesRequest).
+// Usage: node aisdk_approval.mjs URL APPROVED(true|false) [last]
 import { DefaultChatTransport, readUIMessageStream } from "ai";
 
-const [url, approved] = process.argv.slice(2);
-const transport = new DefaultChatTransport({ api: url });
+const [url, approved, only] = process.argv.slice(2);
+const transport = new DefaultChatTransport({ api: url, ...(only === "last" ? {
+  prepareSendMessagesRequest: ({ id, messages }) => ({ body: { id, messages: messages.slice(-1) } }),
+} : {}) });
 
 async function read(messages, message) {
   const stream = await transport.sendMessages({
