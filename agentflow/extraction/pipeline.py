@@ -42,7 +42,7 @@ from agentflow.errors import (
     GroundingError,
     SchemaError,
 )
-from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
+from agentflow.extraction.budget import Chunking, FitCheck, count_tokens, plan_budget
 from agentflow.extraction.chunk_reads import ChunkReads
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -105,6 +105,7 @@ class _LongDocs:
     examples: tuple[Example, ...] | None = None
     locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
     echoes: frozenset[str] = frozenset()  # the examples' values (a copied one is dropped)
+    fit: FitCheck | None = None  # ``chunking``'s: a text that surely fits needs no budget
 
 
 async def _extract_input(
@@ -149,9 +150,10 @@ async def _extract_text(
             f"input {item.id!r} is empty{' after the cut' if truncated else ''}: "
             "nothing to extract (no model call made)"), Usage(), 0, 0.0, truncated=truncated)
     budget = None
-    if settings.chunking is not None:
+    chunking, fit = settings.chunking, settings.fit
+    if chunking is not None and (fit is None or not fit.fits(agent.model, text, overhead)):
         try:
-            budget = await plan_budget(agent.model, text, overhead, settings.chunking)
+            budget = await plan_budget(agent.model, text, overhead, chunking)
         except Exception as exc:  # no room for text in the window: this input fails
             return ExtractResult(index, item.id, None, exc, Usage(), 0,
                                  time.perf_counter() - start, truncated=truncated)
@@ -310,5 +312,6 @@ def plan_extraction(
     given = CheckedExamples(shown, checked, output, marker, locators)
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
                          marker if marker is not None else False, given, locators,
-                         example_values(c.value for c in checked))
+                         example_values(c.value for c in checked),
+                         FitCheck(chunking) if chunking is not None else None)
     return ExtractionPlan(agent, output, settings, tuple(checked), locators)
