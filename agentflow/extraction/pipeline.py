@@ -35,6 +35,7 @@ from typing import Any
 import anyio
 import orjson
 
+from agentflow._anyio_fast import acquire_soon
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
 from agentflow.errors import (
@@ -141,9 +142,12 @@ async def _extract_text(
     if item.media:  # the model reads the blocks whole: one call, no chunks
         # no text (a scan): nothing for the default to ground in; Grounded() fields still are
         ground = settings.ground if text.strip() else False
-        async with calls:
+        await acquire_soon(calls)
+        try:
             result = await extract_one(agent, index, ExtractInput(item.id, text, item.media),
                                         output, ground, settings.examples)
+        finally:
+            calls.release()
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(
@@ -158,9 +162,12 @@ async def _extract_text(
             return ExtractResult(index, item.id, None, exc, Usage(), 0,
                                  time.perf_counter() - start, truncated=truncated)
     if budget is None or budget.fits:
-        async with calls:
+        await acquire_soon(calls)  # a slot free: taken with no checkpoint (_anyio_fast)
+        try:
             result = await extract_one(agent, index, ExtractInput(item.id, text), output,
                                         settings.ground, settings.examples)
+        finally:
+            calls.release()
         if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
             result = without_unplaceable(result, output, text, settings.ground,
                                          unwritten=settings.allow_partial, echoes=settings.echoes)
@@ -199,9 +206,12 @@ async def _recall(
     (``agentflow.extraction.recall``)."""
 
     async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
-        async with calls:
+        await acquire_soon(calls)
+        try:
             return await extract_one(agent, index, item, ask, settings.ground,
                                       settings.examples, taken)
+        finally:
+            calls.release()
 
     outcome = await recall_passes(first, item.text, output, settings.passes, again)
     # the first reading's token probabilities, for the fields later passes left as they were
