@@ -64,6 +64,7 @@ class LocatorReading:
     items: bool
     heading: str
     lines: tuple[str, ...]
+    stops_short: bool
     marker: bool
     last: bool
     tail: str

@@ -38,7 +38,11 @@ even run of backslashes is escaped ones, ``joins``). The rule cannot say
 where such a value ends, so
 it pins no value that begins as the one it read there
 (``agentflow.extraction.confidence``). A next line that begins with a
-capital or a digit (``Based in Boston MA.``) reads as text of its own. And a label written alone on
+capital or a digit (``Based in Boston MA.``) reads as text of its own, and so
+does a line an example writes as it is (``compress`` under ``rotate 12``: a
+bare option line of logrotate, my.cnf's ``skip-name-resolve``), or any plain
+line where the examples show the value stopping above one (``Locator.
+stops_short``: ``rotate 7`` over ``compress``). And a label written alone on
 its line shows the field empty only where the next line that is not blank
 cannot hold the value (``value_below``): it begins with a key, or is a line
 an example writes as it is (a heading); a form or a PDF's text layer writes
@@ -76,16 +80,22 @@ def comment_tail(value: str) -> bool:
 
 
 def runs_on(lines: list[str], i: int, continued: bool,
-            follows: Callable[[list[str], int], list[str]] = continuation) -> bool:
+            follows: Callable[[list[str], int], list[str]] = continuation,
+            example_lines: tuple[str, ...] = (), plain: bool = True) -> bool:
     """Whether the value on line ``i`` of ``lines`` (with its continuation
     lines, when ``continued``: those ``follows`` gives) goes on onto a plain
     next line, or its last line ends in a line join (``joins``; see the
-    module docstring)."""
+    module docstring). A plain next line that is one of ``example_lines``
+    (the examples' lines that begin with no key, whitespace and letter case
+    folded: ``compress`` under ``rotate 7``) is a line of the layout, not
+    the value's rest; under ``plain=False`` (the examples show values
+    stopping above such lines) only a line join runs on."""
     last = i + (len(follows(lines, i)) if continued else 0)
     if joins(lines[last]) and last + 1 < len(lines):
         return True  # a line join: the next line is this one's rest
-    after = paragraph_continuation(lines, last)
-    return bool(after) and after[0].lstrip()[:1].islower()
+    after = paragraph_continuation(lines, last) if plain else []
+    return bool(after) and after[0].lstrip()[:1].islower() and (
+        " ".join(after[0].split()).casefold() not in example_lines)
 
 
 def joins(line: str) -> bool:
