@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Discriminator, Field, Tag
 
 from agentflow._slots_init import Check, slot_init
-from agentflow.errors._usage import InvalidInputError
+from agentflow.errors import InvalidInputError
 from agentflow.media.blocks import DocumentBlock, ImageBlock
 
 __all__ = ["Block", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict
 
 from agentflow._slots_init import slot_init
 from agentflow.documents.seen import SeenIds
-from agentflow.errors._usage import DuplicateInputIdError, InvalidInputError
+from agentflow.errors import DuplicateInputIdError, InvalidInputError
 from agentflow.extraction.chunked import ChunkReport, Truncation
 from agentflow.extraction.merge import Conflict
 from agentflow.messages import OutputT

@@ -9,8 +9,8 @@ from typing import Any
 from agentflow.batch_api.protocol import BatchRequest, BatchResult, BatchState
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ToolChoice, ToolSpec
+from agentflow.providers import HttpSettings
 from agentflow.providers._gemini_batch import GeminiBatchAPI
-from agentflow.providers._http import HttpSettings
 from agentflow.providers.gemini import GeminiChatModel
 from tests.fakes.gemini import GeminiFake
 

@@ -24,7 +24,7 @@ from agentflow.model import (
     ChatModel,
     GenerateOptions,
 )
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.reply import generate
 from agentflow.state import AgentState
 

@@ -26,8 +26,8 @@ from agentflow.errors import (
 )
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ToolChoice, ToolSpec
+from agentflow.providers import HttpSettings
 from agentflow.providers._anthropic_batch import AnthropicBatchAPI
-from agentflow.providers._http import HttpSettings
 from agentflow.providers.anthropic import AnthropicChatModel
 from tests.fakes.anthropic import AnthropicFake, anthropic_error
 from tests.fakes.base import FakeCall, FakeReply, collect

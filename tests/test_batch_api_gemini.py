@@ -18,8 +18,8 @@ from agentflow.batch_api.protocol import (
 from agentflow.errors import BadRequestError, RateLimitedError, ServerError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
+from agentflow.providers import HttpSettings
 from agentflow.providers._gemini_batch import GeminiBatchAPI, batch_state
-from agentflow.providers._http import HttpSettings
 from agentflow.providers.gemini import GeminiChatModel
 from tests.fakes.base import FakeCall, FakeReply, collect
 from tests.fakes.gemini import GeminiFake, gemini_error

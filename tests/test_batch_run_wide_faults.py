@@ -33,7 +33,7 @@ from agentflow import (
     extract_many,
     extract_many_sync,
 )
-from agentflow.errors._run_wide import run_wide
+from agentflow.errors.run_wide import run_wide
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeCall, FakeError, FakeReply
 from tests.fakes.openai import OpenAIFake

@@ -9,7 +9,8 @@ import asyncio
 import pytest
 
 from agentflow.errors import DeadlineExceededError
-from agentflow.providers._http import HttpClient, HttpSettings, read_json
+from agentflow.providers import HttpSettings
+from agentflow.providers._http import HttpClient, read_json
 from tests.test_http import Raw, raw_server
 
 JSON = {"content-type": "application/json"}

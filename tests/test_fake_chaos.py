@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import AgentflowError, AgentState, ReActAgent
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers.minimax import DEFAULT_PROFILE as MINIMAX_PROFILE
 from agentflow.providers.registry import get_model
 

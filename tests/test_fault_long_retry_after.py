@@ -27,7 +27,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import OverloadedError, RateLimitedError, ReActAgent
-from agentflow.providers._http_settings import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.anthropic import AnthropicFake, anthropic_error

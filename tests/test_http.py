@@ -35,10 +35,9 @@ from agentflow.errors import (
 )
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions
-from agentflow.providers import _exchange
+from agentflow.providers import HttpSettings, _exchange
 from agentflow.providers._http import (
     HttpClient,
-    HttpSettings,
     SSEEvent,
     default_error,
     error_message,

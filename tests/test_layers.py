@@ -1,6 +1,7 @@
 """The package's architecture, checked: every import inside ``agentflow``
-goes down the layers named in ``LAYERS`` (or stays within its layer), and no
-modules import each other in a circle.
+goes down the layers named in ``LAYERS`` (or stays within its layer), no
+modules import each other in a circle, and no module imports a private
+(underscore) module of another package.
 
 Every import statement counts, wherever it stands: at the top of a module,
 inside a function (imported late), or under ``TYPE_CHECKING``. A late import
@@ -170,6 +171,56 @@ def test_the_check_sees_a_circle_and_an_upward_import() -> None:
     assert layer_of("agentflow.extraction.chunked") > layer_of("agentflow.agent")
     assert layer_of("agentflow.batch_api.protocol") < layer_of("agentflow.batch_api.mode")
     assert "agentflow.messages" in graph()["agentflow.model"]
+
+
+def owner_of(module: str) -> str | None:
+    """The package a private module belongs to: the one that holds its first
+    underscore part (``agentflow.errors`` for ``agentflow.errors._usage``,
+    ``agentflow`` for ``agentflow._blocks``), or ``None`` for a public module
+    (dunders such as ``__main__`` are not private)."""
+    parts = module.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:index])
+    return None
+
+
+def foreign_private_imports(edges: dict[str, dict[str, int]]) -> list[str]:
+    """``module imports target ...`` for each import of a private module
+    from outside the package it belongs to (``owner_of``)."""
+    return [
+        f"{name} imports {target} (private to {owner}) at line {line}"
+        for name, targets in edges.items()
+        for target, line in targets.items()
+        if (owner := owner_of(target)) is not None
+        and name != owner and not name.startswith(owner + ".")
+    ]
+
+
+def test_no_module_imports_a_private_module_of_another_package() -> None:
+    """A private module (a leading underscore: ``agentflow.errors._usage``,
+    ``agentflow.ray._extract``) is imported only from inside the package that
+    holds it, at any depth (``agentflow.errors`` and ``agentflow.errors.x.y``
+    may import ``agentflow.errors._usage``; ``agentflow.cli.ray`` may not).
+    Another package imports what the package shares: a name its
+    ``__init__`` re-exports, or a public module of it (no underscore).
+
+    The modules at the top level (``agentflow/_blocks.py``) belong to the top
+    package, ``agentflow``, which holds every module: its private modules are
+    the whole code base's base helpers, and any module may import them. A
+    private package (``agentflow/x/_y/``) is private to ``agentflow.x`` in the
+    same way. Every import counts, relative or absolute, late or type-only;
+    ``tests/`` is not checked (a test may reach into the module it tests)."""
+    assert foreign_private_imports(graph()) == []
+    # the check itself, on a made-up graph: it must not pass by seeing nothing
+    edges = {"agentflow.cli.ray": {"agentflow.ray._refs": 3, "agentflow._blocks": 4},
+             "agentflow.ray._extract": {"agentflow.ray._refs": 5},
+             "agentflow.ray.x.y": {"agentflow.ray._refs": 6},
+             "agentflow.agent": {"agentflow.errors._usage": 7, "agentflow.cli.__main__": 8}}
+    assert foreign_private_imports(edges) == [
+        "agentflow.cli.ray imports agentflow.ray._refs (private to agentflow.ray) at line 3",
+        "agentflow.agent imports agentflow.errors._usage (private to agentflow.errors) at line 7",
+    ]
 
 
 SHARING_NO_PRIVATE_NAMES = ("agentflow.documents",)

@@ -152,6 +152,6 @@ def test_the_examples_show_the_first_of_several_blocks_is_meant() -> None:
 def test_a_rule_that_finds_nothing_says_what_it_said_before() -> None:
     """Only a value found in a later record is unpinned: a value the rule
     finds nowhere in a document of two records still disagrees."""
-    doc = "Types: deb\nURIs: https://a.example.org\n\nX-Note: second record\n"
+    doc = "Types: deb\nURIs: https://a.example.org\n\nTypes: deb\nX-Note: second record\n"
     out = AptSource(uris="https://a.example.org", signed_by="/usr/share/keyrings/x.gpg")
     assert first_record(doc) is not None and _stanza(doc, out)["signed_by"] == DISAGREES

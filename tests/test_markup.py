@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from agentflow import ReActAgent, Tool
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, TextDelta
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers._markup import MarkupFilter, resolve_markups
 from agentflow.providers.registry import get_model
 from agentflow.reply import generate

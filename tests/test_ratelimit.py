@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from agentflow.batch import extract_many
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.anthropic import rate_family as anthropic_family
 from agentflow.providers.anthropic import rate_limit_headers as anthropic_headers

@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 
 from agentflow import ReActAgent, ReplyTooLargeError
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.openai import OpenAIFake
 

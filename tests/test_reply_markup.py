@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from agentflow import ReActAgent, Tool
 from agentflow.messages import Msg
 from agentflow.model import FinishChunk, ModelChunk, TextDelta, ToolCallDelta
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers._markup import MarkupFilter, resolve_markups
 from agentflow.providers.glm import parse_glm4_0414_calls
 from agentflow.providers.registry import get_model

@@ -13,7 +13,8 @@ import pytest
 from agentflow.errors import DeadlineExceededError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
-from agentflow.providers._http import HttpClient, HttpSettings, read_json
+from agentflow.providers import HttpSettings
+from agentflow.providers._http import HttpClient, read_json
 from agentflow.providers._local_deadline import (
     PROMPT_TOKENS_PER_SECOND,
     REPLY_TOKENS_PER_SECOND,

@@ -51,7 +51,7 @@ from agentflow import cli as af_cli
 from agentflow.model import GenerateOptions
 from agentflow.output.parsing import parse_output
 from agentflow.output.schema import OutputSpec
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers.anthropic import AnthropicChatModel
 from agentflow.providers.gemini import GeminiChatModel
 from agentflow.providers.openai import OpenAIChatModel

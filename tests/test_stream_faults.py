@@ -27,7 +27,7 @@ from agentflow.events import AttemptDiscarded, Complete, OutputPartial, Reasonin
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelProfile, ToolCallDelta
 from agentflow.output.strategies import choose_strategy
-from agentflow.providers._http import HttpSettings
+from agentflow.providers import HttpSettings
 from agentflow.providers.registry import get_model
 from agentflow.reply import ToolCallAssembler, generate
 from agentflow.testing import Call, Reply, ScriptedModel

@@ -38,7 +38,7 @@ from agentflow.documents.readahead import PdfDelivery, read_ahead
 from agentflow.documents.routing import pdf_delivery
 from agentflow.documents.seen import MISSING
 from agentflow.errors import AgentflowError
-from agentflow.errors._run_wide import run_wide
+from agentflow.errors.run_wide import run_wide
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.fingerprint import schema_fingerprint
 from agentflow.extraction.records import _problem_record, _Sink, _transient

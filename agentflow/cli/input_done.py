@@ -12,7 +12,7 @@ from typing import Any
 from agentflow.cli.progress import BEFORE_REQUEST_LABEL, SUSPECT_LABELS
 from agentflow.cli.setup_faults import setup_fault
 from agentflow.documents.names import printable
-from agentflow.errors._run_wide import run_wide
+from agentflow.errors.run_wide import run_wide
 from agentflow.extraction.records import to_record
 from agentflow.model import Usage
 

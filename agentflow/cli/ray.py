@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, module: ModuleType | None, instructions: str,
     from agentflow.extraction.settings_fingerprint import settings_fingerprint
     from agentflow.extraction.setup import load_schema
     from agentflow.extraction.targets import check_new_files
-    from agentflow.ray._refs import absolute_ref, ray_module
+    from agentflow.ray.refs import absolute_ref, ray_module
 
     chunking = chunking_for(args, module)
     settings = {**settings_fingerprint(load_schema(args.schema)[0], module),
@@ -136,7 +136,7 @@ def _run_fault(error: BaseException) -> BaseException | None:
     quota) carried by a Ray task's failure (``RayTaskError.cause``, the
     exception an actor's ``extract_many`` raised), or ``None``: then the
     failure is Ray's own, or a bug, and is raised as it is."""
-    from agentflow.errors._run_wide import run_wide
+    from agentflow.errors.run_wide import run_wide
 
     for _ in range(4):  # a task error wraps its cause once or twice; never loop on a cycle
         cause = getattr(error, "cause", None)

@@ -30,7 +30,7 @@ from agentflow.cli.input_done import InputDone, Settle
 from agentflow.cli.loop import run_loop
 from agentflow.cli.plan import model_of, plan_of
 from agentflow.errors import AgentflowError
-from agentflow.errors._run_wide import run_wide
+from agentflow.errors.run_wide import run_wide
 from agentflow.model import Usage
 from agentflow.ratelimit import set_process_share
 

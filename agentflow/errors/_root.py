@@ -19,9 +19,10 @@ class AgentflowError(Exception):
             model the vendor does not have (``NotFoundError``), a spent quota
             (``QuotaExceededError``). A bulk run (``extract_many``,
             ``agentflow extract``) stops at the first such error instead of
-            failing every record the same way (``errors._run_wide``). Faults of one input's content
-            (``MediaTypeError``, ``UnsupportedInputError``: raised before any
-            request, like misuse, but about that input's bytes) say ``False``.
+            failing every record the same way (``agentflow.errors.run_wide``).
+            Faults of one input's content (``MediaTypeError``,
+            ``UnsupportedInputError``: raised before any request, like misuse,
+            but about that input's bytes) say ``False``.
 
     Every agentflow exception pickles and unpickles as it is (its message and
     attributes; not its cause or traceback, like any exception), so it can

@@ -24,7 +24,7 @@ from agentflow.agent import ReActAgent
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
 from agentflow.errors import StrayCancelError
-from agentflow.errors._run_wide import run_wide
+from agentflow.errors.run_wide import run_wide
 from agentflow.extraction.one_call import stray_error
 from agentflow.extraction.pipeline import ExtractionPlan
 from agentflow.model import Usage

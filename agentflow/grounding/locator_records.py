@@ -10,7 +10,12 @@ line: vCards (``BEGIN:VCARD``), iCalendar events (``BEGIN:VEVENT``), nginx
 ``server {`` blocks, blank lines or none between them; a record then also
 ends where the document writes again the line that opened the first
 (``first_record``: the first line the document writes twice, where the
-records it opens are alike). Config formats write records as sibling
+records it opens are alike), and brace blocks each opened by a line that
+names it end with their lone ``}`` (``agentflow.grounding.brace_records``:
+logrotate stanzas, nginx ``location`` blocks, HCL resources). A blank line
+parts records only where the record after it is alike (writes again a key
+of the first, as indented): ``helm create`` writes blank lines between one
+Chart.yaml's keys. Config formats write records as sibling
 blocks: the services under a docker-compose file's ``services:``, an
 ssh_config's ``Host`` blocks, git config's ``[remote "*"]`` groups, the
 ``---`` documents of a stream (``agentflow.grounding.sibling_blocks``; the
@@ -19,7 +24,9 @@ locator_siblings``, ``Locator.record``). A learned
 locator (``agentflow.grounding.locators``) keeps what the examples show of it:
 
 * ``Locator.first_record``: every example that fills the field writes its
-  value in its first record (``in_first_record``); on a document of several
+  value in its first record (``in_first_record``), before any blank line
+  that ends a paragraph of key lines (``_in_first_paragraph``: an example
+  whose value lies past one shows blank lines part no records for it); on a document of several
   records where the rule finds the field only in a later one, the value is
   another record's (``Signed-By:`` of stanza 2 where stanza 1 has none), so
   it is offered, never pinned (``agentflow.extraction.confidence``). Not
@@ -48,6 +55,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.brace_records import braced_end, open_depths
 from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import KEY_LINE, indent_of
 from agentflow.grounding.locator_places import example_value
@@ -70,29 +78,49 @@ def first_record(text: str, live: str | None = None) -> str | None:
 
     * the blank line after the first run of lines between blank lines that
       holds a live key line (comments, or a cancelled record, before it
-      kept), where a key line follows it;
+      kept), where a record alike follows it: a later key line writes again
+      a key of the first record, as indented (``Types:`` of a second APT
+      stanza, ``Content-Length:`` of a second HTTP response; never a blank
+      line that only groups a Chart.yaml's keys, nor an indented
+      ``version:`` of its ``dependencies:``); a blank line inside an open
+      brace block is none
+      (``agentflow.grounding.brace_records.open_depths``);
     * the line that opened it written again (``_reopened``: ``BEGIN:VCARD``
-      of cards written back to back, ``server {`` of an nginx file)."""
+      of cards written back to back, ``server {`` of an nginx file);
+    * the lone ``}`` closing its first brace block where another opens after
+      it (``agentflow.grounding.brace_records.braced_end``: logrotate's
+      stanzas, nginx ``location`` blocks, HCL resources)."""
     live = text if live is None else live
     kept = live.splitlines(keepends=True)
     ends = [end for end in (_blank_end(text.splitlines(keepends=True), kept),
-                            _reopened(kept)) if end is not None]
+                            _reopened(kept), braced_end(kept)) if end is not None]
     return "".join(kept[:min(ends)]) if ends else None
 
 
-def _blank_end(lines: list[str], kept: list[str]) -> int | None:
+def _blank_end(lines: list[str], kept: list[str], alike: bool = True) -> int | None:
     """The index of the blank line of ``lines`` that ends the first run of
     lines holding a key line of ``kept`` (its live lines), where a key line
-    follows it; else ``None``."""
-    keyed = [KEY_LINE.match(line) is not None for line in kept]
-    seen_key = False
+    follows it that writes again, as indented, a key the lines before it
+    write (``alike``; else any key line); else ``None``. A blank line
+    inside an open brace block ends no run."""
+    keys = [_key(line) for line in kept]
+    depths = open_depths(kept)
+    seen: set[tuple[int, str]] = set()
     for i, line in enumerate(lines):
-        if not line.strip():
-            if seen_key:
-                return i if any(keyed[i:]) else None
-            continue
-        seen_key = seen_key or (i < len(keyed) and keyed[i])
+        if line.strip():
+            if i < len(keys) and (key := keys[i]) is not None:
+                seen.add(key)
+        elif seen and not (i < len(depths) and depths[i]):
+            later = {key for key in keys[i:] if key is not None}
+            return i if later and (not alike or later & seen) else None
     return None
+
+
+def _key(line: str) -> tuple[int, str] | None:
+    """The key ``line`` begins with (``KEY_LINE``, letter case folded) and
+    its indentation, or ``None``."""
+    m = KEY_LINE.match(line)
+    return (indent_of(line), m.group(1).casefold()) if m else None
 
 
 def _first_word(line: str) -> str:
@@ -159,12 +187,25 @@ def learn_records(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     that fill the field show them (see the module docstring)."""
     filled = [e for e in examples if example_value(e, rule.field)]
     first = bool(filled) and not (rule.group or rule.heading or rule.items) and all(
-        in_first_record(rule, e.text) for e in filled)
+        in_first_record(rule, e.text) and _in_first_paragraph(rule, e.text) for e in filled)
     record = learn_record(rule, examples)
     several = (rule.many and rule.continued and any(
         len(_distinct(rule.blocks(e.text))) > 1 for e in filled)) or any(
         later_differs(dataclasses.replace(rule, record=record), e.text) for e in filled)
     return dataclasses.replace(rule, first_record=first, several=several, record=record)
+
+
+def _in_first_paragraph(rule: Locator, text: str) -> bool:
+    """Whether ``rule`` finds a value in ``text`` before the blank line
+    that ends its first run of lines holding a key line (``_blank_end``,
+    whatever follows it), or ``text`` has no such blank line: an example
+    that writes the value past one shows that a blank line is no record's
+    end for the field (a conda recipe's ``about:`` block, a DEP-5 file's
+    ``Files:`` paragraphs after its header)."""
+    live = live_text(text)
+    kept = live.splitlines(keepends=True)
+    end = _blank_end(text.splitlines(keepends=True), kept, alike=False)
+    return end is None or bool(rule.values("".join(kept[:end])))
 
 
 def _distinct(blocks: list[list[str]]) -> set[tuple[str, ...]]:

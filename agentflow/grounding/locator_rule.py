@@ -205,7 +205,8 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             the grammar nor pins a value.
         first_record: every example that fills the field writes it in its
             first record (``agentflow.grounding.locator_records``: lines
-            between blank lines); where the rule finds it only in a later
+            between blank lines, records alike; brace blocks), before any
+            blank line; where the rule finds it only in a later
             record of a document, the value is offered, never pinned.
         record: the kind of sibling block a single-value rule's examples
             show its value inside the first of (``agentflow.grounding.

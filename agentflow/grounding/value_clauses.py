@@ -23,8 +23,12 @@ with --enable-gio``: a ``.pc`` file's, a shell or a YAML line's comment;
 likewise (``https://x.org/a.git ; mirror``: an INI or git config line's
 comment; ``software; you can`` is none), and a block comment's closer
 ending it (``GPL-2.0 WITH Linux-syscall-note */`` of a C header's ``/*
-SPDX-License-Identifier: ... */``, ``-->``); where no example's value
-holds one, the rule does not pin a value that does (``Locator.comments``).
+SPDX-License-Identifier: ... */``, ``-->``), and so the closer of any block
+the line ends: a ``}``, ``]`` or ``)`` ending the value whose opener the
+value does not hold (``0640 metrics metrics }`` of a one-line logrotate
+stanza, ``b]`` of a YAML flow list ``[a, b]``; never ``f(x)``); where no
+example's value holds one, the rule does not pin a value that does
+(``Locator.comments``).
 
 A value read to its line's end may also **run on** (``runs_on``) onto a
 plain next line the rule does not read (``agentflow.grounding.lines.
@@ -65,6 +69,8 @@ SENTENCE_WORD = 5
 _BREAK = re.compile(r"\S\s+[(\[{]|[;!?]\s+\S")
 _COMMENT = re.compile(r"\S\s+(?:#+|;)(?:\s|\Z)|\S\s*(?:\*/|-->)\Z")
 _SENTENCE = re.compile(r"(\w+)\.\s+\S")
+_OPENERS = {"}": "{", "]": "[", ")": "("}
+_CLOSERS = "".join(_OPENERS)
 
 
 def clause_break(value: str) -> bool:
@@ -75,8 +81,20 @@ def clause_break(value: str) -> bool:
 
 
 def comment_tail(value: str) -> bool:
-    """Whether ``value`` holds an inline comment (see the module docstring)."""
-    return _COMMENT.search(value.strip()) is not None
+    """Whether ``value`` holds an inline comment, or ends with a block's
+    closer (see the module docstring)."""
+    text = value.strip()
+    return _COMMENT.search(text) is not None or _unopened_closer(text)
+
+
+def _unopened_closer(text: str) -> bool:
+    """Whether ``text`` (stripped) ends, after more text, with a ``}``,
+    ``]`` or ``)`` more often closed in it than opened: the closer of a
+    block the value lies inside."""
+    closer = text[-1:]
+    opener = _OPENERS.get(closer)
+    return opener is not None and bool(text.rstrip(_CLOSERS)) and (
+        text.count(closer) > text.count(opener))
 
 
 def runs_on(lines: list[str], i: int, continued: bool,

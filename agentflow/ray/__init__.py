@@ -48,8 +48,9 @@ The engine's parts: ``_inputs`` (Datasets of documents and of records),
 ``_extract`` (the actor pool), ``_outputs`` (writing the records),
 ``_listing`` (the inputs listed lazily, in a read task), ``_reading`` (each
 input read under the work budget), ``_resume`` (what
-an output directory already holds), ``_refs`` (Ray itself,
-and references resolved in the workers).
+an output directory already holds), ``refs`` (Ray itself, and references
+resolved in the workers; public, since ``agentflow extract --engine ray``
+uses it too).
 """
 
 from __future__ import annotations

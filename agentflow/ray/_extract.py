@@ -18,7 +18,7 @@ from agentflow.batch_types import not_text
 from agentflow.documents.inputs import Document
 from agentflow.documents.names import dumps_record
 from agentflow.ratelimit import set_process_share
-from agentflow.ray._refs import absolute_ref, ray_module, resolve, resolve_value
+from agentflow.ray.refs import absolute_ref, ray_module, resolve, resolve_value
 
 if TYPE_CHECKING:
     import ray.data

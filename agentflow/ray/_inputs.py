@@ -16,7 +16,7 @@ from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, over_budget
 from agentflow.documents.reading import InputError
 from agentflow.ray._listing import input_listing
 from agentflow.ray._reading import read_batch, read_stdin
-from agentflow.ray._refs import absolute_ref, ray_module, resolve
+from agentflow.ray.refs import absolute_ref, ray_module, resolve
 
 if TYPE_CHECKING:
     import ray.data

@@ -26,7 +26,7 @@ from typing import Any
 from agentflow._logging import get_logger
 from agentflow.documents.listing import Skipped, expand
 from agentflow.documents.named import within
-from agentflow.ray._refs import ray_module
+from agentflow.ray.refs import ray_module
 
 __all__ = ["BLOCK_ROWS", "input_listing", "tell_listing_notes"]
 

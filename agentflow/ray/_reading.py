@@ -44,7 +44,7 @@ import orjson
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.inputs import Document, Source, is_jsonl, prepared
 from agentflow.documents.reader_pool import BudgetedReader
-from agentflow.ray._refs import ray_module
+from agentflow.ray.refs import ray_module
 
 if TYPE_CHECKING:
     import ray.data
