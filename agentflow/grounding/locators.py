@@ -55,8 +55,11 @@ says where its value is written, as literal text on the value's line:
   a line that begins with the same first argument in every example that
   fills the field (``.TH NAME "1" "May 2023"``: the section is argument 2
   of a ``.TH`` line; ``locator_rule.line_arguments`` splits a line at
-  whitespace, a double-quoted argument kept whole). Two examples must
-  agree; the words they all write before the value are the line's key,
+  whitespace, a double-quoted argument kept whole; a single-quoted one is
+  read out of its quotes where no example's value is quoted; a product or
+  protocol version in the head is any version, ``HTTP/1.1`` reading
+  ``HTTP/2 200``: ``agentflow.grounding.lines.arguments_after``). Two
+  examples must agree; the words they all write before the value are the line's key,
   those they all write after it must end it (``Locator.tail``), and
   sentences sharing their first word alone make no rule;
 * ``items``: where no text around a list's values is common to the
