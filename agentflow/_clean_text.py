@@ -76,12 +76,16 @@ def json_bytes(value: Any, *, option: int | None = None,
     a save.
 
     Raises:
-        TypeError: ``value`` holds something JSON cannot carry (orjson's error).
+        TypeError: ``value`` holds something JSON cannot carry, or nests too
+            deeply for any writer (orjson's error).
     """
     try:
         return orjson.dumps(value, default=default, option=option)
     except TypeError as refused:
-        cleaned = clean_data(value)
+        try:
+            cleaned = clean_data(value)
+        except RecursionError:  # nested past what any writer walks (orjson stops at 255)
+            raise refused from None
         try:
             return orjson.dumps(cleaned, default=default, option=option)
         except TypeError:
@@ -90,7 +94,7 @@ def json_bytes(value: Any, *, option: int | None = None,
         try:  # integers beyond 64 bits: the standard library writes their digits
             return json.dumps(_finite(cleaned), ensure_ascii=False, separators=(",", ":"),
                               allow_nan=False, sort_keys=sort, default=default).encode()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             raise refused from None
 
 

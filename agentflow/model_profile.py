@@ -102,6 +102,14 @@ class ModelProfile:
             holds only the answer. ``None``: text is text. Set by name rules for
             known reasoning families on hosts that are not their vendor's
             (``providers._think_tags``); pass a profile to override.
+        cumulative_stream_deltas: how the endpoint streams a reply's text:
+            ``False``, each delta is new text (the OpenAI wire format's
+            ``delta``); ``True``, each delta is the whole text so far (an
+            endpoint known to stream cumulatively: pass a profile saying
+            so); ``None``: unknown, so the adapter tells from the stream
+            itself (``providers._openai_deltas.new_text``: a delta that
+            starts with the text so far marks it cumulative). Set by the
+            adapters of vendors whose docs say, for their own hosts only.
     """
 
     supports_tools: bool = True
@@ -134,6 +142,7 @@ class ModelProfile:
     items_per_chunk: int | None = None
     media_tokens: MediaTokens = field(default_factory=MediaTokens)
     inline_thinking: InlineThinking | None = None
+    cumulative_stream_deltas: bool | None = None
 
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (the set fields may be any iterable)."""

@@ -20,8 +20,10 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ResponseFormat
 from agentflow.providers import HttpSettings
 from agentflow.providers._gemini_batch import GeminiBatchAPI, batch_state
+from agentflow.providers._gemini_errors import MISSING_SIGNATURE
 from agentflow.providers.gemini import GeminiChatModel
 from tests.fakes.base import FakeCall, FakeReply, collect
+from tests.fakes.gemini import MISSING_SIGNATURE as FAKE_MISSING_SIGNATURE
 from tests.fakes.gemini import GeminiFake, gemini_error
 from tests.gemini_batch_support import (
     FORCED,
@@ -332,5 +334,32 @@ async def test_find_looks_a_tag_up_across_pages() -> None:
         assert await api.find("af-tag-0") == ids[0]  # the oldest: on the last page
         assert await api.find("af-tag-3") == ids[3]
         assert await api.find("af-never") is None
+        await api.aclose()
+        await model.aclose()
+
+
+async def test_a_batch_item_missing_a_thought_signature_is_typed_and_names_the_fix() -> None:
+    """A batch request refused for a function call without its thought
+    signature (the 400, or a reply ended ``MISSING_THOUGHT_SIGNATURE``,
+    ai.google.dev/gemini-api/docs/thought-signatures): the item error had
+    only ``INVALID_ARGUMENT`` and Google's words; it now has the code
+    ``MISSING_SIGNATURE`` and says what to keep, as the live error does, and
+    neither is resubmitted (it fails the same way)."""
+    async with GeminiFake() as fake:
+        fake.add(gemini_error(400, FAKE_MISSING_SIGNATURE),
+                 FakeReply(text="", extra={"finish": MISSING_SIGNATURE}))
+        model = gemini_model(fake)
+        api = model.batch_api()
+        batch_id = await api.submit(batch_requests(model, 2))
+        await finish(api, batch_id)
+        results = await results_by_id(api, batch_id)
+        refused = results["in-0"].error
+        assert refused is not None and refused.status == 400 and not refused.retryable
+        assert refused.code == MISSING_SIGNATURE and "thoughtSignature" in refused.message
+        ended = results["in-1"].reply
+        assert ended is not None
+        with pytest.raises(BadRequestError) as info:
+            list(model.parse_batch_reply(ended, [TOOL]))
+        assert info.value.code == MISSING_SIGNATURE and not info.value.retryable
         await api.aclose()
         await model.aclose()

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from agentflow.batch import extract_many
 from agentflow.batch_api.runner import BatchSettings
+from agentflow.errors import BatchRequestError
 from tests.fakes.base import FakeReply
 from tests.fakes.gemini import GeminiFake, gemini_error
 from tests.gemini_batch_support import gemini_model
@@ -113,3 +114,23 @@ async def test_killed_while_polling_a_rerun_polls_the_same_batch(tmp_path: Any) 
         assert fake.batches.creations == 1 and sorted(fake.batches.submitted.values()) == [1, 1]
         assert sorted(fake.batches.executed.values()) == [1, 1]
         await model.aclose()
+
+
+async def test_a_batch_that_never_ends_fails_after_max_wait_naming_it() -> None:
+    """A batch the vendor kept "running" was polled for ever (every 5 min,
+    past any vendor's window) and its inputs never ended. Polling is
+    bounded (``BatchSettings.max_wait``): the inputs fail with a typed error
+    naming the batch, which stays at the vendor for a rerun to poll."""
+    async with GeminiFake() as fake:
+        fake.default = echo
+        fake.batches.script.polls = 10_000  # never ends within the test
+        model = gemini_model(fake)
+        try:
+            results = await _run(model, _docs("Ada", "Bob"), _settings(max_wait=0.05))
+        finally:
+            await model.aclose()
+    errors = [r.error for r in results.values()]
+    assert len(errors) == 2 and all(isinstance(e, BatchRequestError) for e in errors)
+    batch_id = errors[0].batch_id  # type: ignore[union-attr]
+    assert errors[0].kind == "timeout" and batch_id in str(errors[0])  # type: ignore[union-attr]
+    assert "BatchSettings.max_wait" in str(errors[0])

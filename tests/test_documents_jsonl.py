@@ -165,3 +165,34 @@ def test_a_line_endless_past_the_skip_limit_ends_the_file(
                    (f"{path}:4", f"{path}:4: line longer than 200 bytes; not read")]
     assert str(ended.value) == (f"{path}:4: line longer than 1,200 bytes; the rest of the "
                                 "file is not read")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("zipped", [False, True], ids=["plain", "gz"])
+def test_a_utf16_file_with_its_bom_is_read_line_by_line(tmp_path: Path, encoding: str,
+                                                          zipped: bool) -> None:
+    """What Windows PowerShell's ``>`` writes (UTF-16LE, a BOM, CRLF): its lines
+    were split at the byte ``\\n`` and each failed as not JSON."""
+    lines = [json.dumps({"id": i, "text": f"Ann Lee paid {i} EUR"}) for i in range(3)]
+    raw = ("\ufeff" if encoding != "utf-16" else "") + "\r\n".join(lines) + "\r\n"
+    data = raw.encode(encoding)
+    path = tmp_path / ("docs.jsonl.gz" if zipped else "docs.jsonl")
+    path.write_bytes(gzip.compress(data) if zipped else data)
+    assert list(jsonl_records(path, "text", "id")) == [
+        (f"{path}#{i}", f"Ann Lee paid {i} EUR") for i in range(3)]
+
+
+def test_a_utf16_line_too_long_or_broken_fails_alone(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    good = json.dumps({"id": "a", "text": "Ann"})
+    long = json.dumps({"id": "b", "text": "x" * 100})
+    broken = '{"id": "d", "text": "\ud800"}'  # a lone surrogate, written as UTF-16 bytes
+    path.write_bytes(f"{good}\n{long}\n".encode("utf-16") + broken.encode(
+        "utf-16-le", "surrogatepass") + f"\n{good.replace('a', 'c')}\n".encode("utf-16-le"))
+    got = list(jsonl_records(path, "text", "id", max_line_bytes=80))
+    assert got[0] == (f"{path}#a", "Ann") and got[3] == (f"{path}#c", "Ann")
+    assert isinstance(got[1][1], Unusable) and "line longer than 80 bytes" in str(got[1][1])
+    assert isinstance(got[2][1], Unusable) and f"{path}:3: not JSON" in str(got[2][1])
+    path.write_bytes(path.read_bytes() + b"\x00")  # an odd byte: cut in the middle of a unit
+    with pytest.raises(Unusable, match="not valid UTF-16"):
+        list(jsonl_records(path, "text", "id"))

@@ -89,6 +89,26 @@ async def test_llama_cpp_style_cut_is_a_context_length_error(stream: bool, flag:
     assert fake.cut_prompts >= 1
 
 
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_cut_is_refused_on_the_chunk_path_too(stream: bool) -> None:
+    """``stream()``'s chunks (the path ``generate``'s whole reply does not
+    take) check the usage for a cut as the whole reply does, one helper for
+    both (``OpenAISending._reply_source``)."""
+    async with OpenAIFake() as fake:
+        fake.n_ctx = 4096
+        fake.default = FakeReply(text="an answer over part of the input")
+        window = OpenAIChatModel("local-gguf", api_key="k").profile.with_(context_window=4096)
+        model = OpenAIChatModel("local-gguf", base_url=fake.url, api_key="k", stream=stream,
+                                settings=FAST, profile=window)
+        try:
+            with pytest.raises(ContextLengthError):
+                async for _ in model.stream([Msg.user(DOCUMENT)], [], GenerateOptions()):
+                    pass
+        finally:
+            await model.aclose()
+    assert fake.cut_prompts == 1
+
+
 def test_the_rule() -> None:
     assert silent_cut(10_000, 4096, 4096)          # sent more, evaluated the window
     assert not silent_cut(10_000, 4096, None)      # nothing said: no claim

@@ -20,7 +20,10 @@ from pydantic import BaseModel
 
 from agentflow import Complete, OutputConfig, PromptStrategy, ReActAgent, ThinkingChunk
 from agentflow.providers._openai_deltas import SoFar, new_text
-from agentflow.providers.dashscope import DashScopeChatModel
+from agentflow.providers.dashscope import DEFAULT_PROFILE, DashScopeChatModel
+from agentflow.providers.deepseek import DeepSeekChatModel
+from agentflow.providers.glm import GLMChatModel
+from agentflow.providers.openai import OpenAIChatModel
 from tests.fakes.base import FakeReply, pieces
 from tests.fakes.dashscope import DashScopeFake
 from tests.provider_scenarios import FAST
@@ -90,3 +93,49 @@ def test_a_short_delta_after_a_cumulative_mark_is_kept() -> None:
     again: dict[str, SoFar] = {}
     cumulative = ["Paris", "Paris is", "Paris is", "Paris is the capital."]
     assert "".join(new_text(again, "content", p) for p in cumulative) == "Paris is the capital."
+
+
+class Deltas(DashScopeFake):
+    """Streams the text in the pieces ``reply.extra["pieces"]``, as they are."""
+
+    def delta_frames(self, reply: FakeReply, body: Any) -> list[dict[str, Any]]:
+        return [self.chunk(body, {"role": "assistant", "content": ""}),
+                *(self.chunk(body, {"content": p}) for p in reply.extra["pieces"])]
+
+
+async def _text(fake: DashScopeFake, reply: FakeReply, known: bool | None) -> str:
+    async with fake:
+        fake.add(reply)
+        profile = DEFAULT_PROFILE.with_(cumulative_stream_deltas=known)
+        async with DashScopeChatModel("qwen-plus", base_url=fake.url, api_key="k",
+                                      stream=True, settings=FAST, profile=profile) as model:
+            done = [e async for e in ReActAgent("q", model).stream("Say it")][-1]
+    assert isinstance(done, Complete)
+    return done.message.text
+
+
+async def test_a_profile_that_knows_the_stream_reads_it_without_the_guess() -> None:
+    """The guess read an incremental delta that happens to start with the
+    text so far ("Yes! " then "Yes! Yes! and more") as cumulative and lost
+    text, and a cumulative stream too short to tell ("ab", "abc") as
+    deltas. A profile that says how the endpoint streams
+    (``cumulative_stream_deltas``) is read as it says; unknown, as before."""
+    said = ["Yes! ", "Yes! Yes! and more"]
+    deltas = FakeReply(text="".join(said), extra={"pieces": said})
+    assert await _text(Deltas(), deltas, False) == "Yes! Yes! Yes! and more"
+    assert await _text(Deltas(), deltas, None) == "Yes! Yes! and more"  # the guess
+    short = FakeReply(text="abc", chunk_size=2)  # "ab", then "abc"
+    assert await _text(Cumulative(), short, True) == "abc"
+    assert await _text(Cumulative(), short, None) == "ababc"  # too short to tell
+
+
+def test_the_vendors_own_hosts_say_their_streams_are_deltas() -> None:
+    """OpenAI, DeepSeek and GLM document ``delta`` as new text: their own
+    hosts' profiles say so; the same adapter on another host guesses."""
+    assert OpenAIChatModel("gpt-4o-mini", api_key="k").profile.cumulative_stream_deltas is False
+    assert DeepSeekChatModel("deepseek-chat", api_key="k").profile.cumulative_stream_deltas \
+        is False
+    assert GLMChatModel("glm-4.6", api_key="k").profile.cumulative_stream_deltas is False
+    elsewhere = OpenAIChatModel("gpt-4o-mini", api_key="k", base_url="http://127.0.0.1:9/v1")
+    assert elsewhere.profile.cumulative_stream_deltas is None
+    assert DashScopeChatModel("qwen-plus", api_key="k").profile.cumulative_stream_deltas is None

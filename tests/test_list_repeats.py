@@ -123,7 +123,8 @@ def test_two_fields_on_one_span_say_so_on_the_review_page() -> None:
               "needs_review": ["product", "company", "lot_codes"],
               "spans": {"product": [[58, 64]], "company": [[0, 19]],
                         "model_number": [[58, 64]], "lot_codes[0]": [[58, 64]]}}
-    assert shared_with(record) == {"product": ["model_number"], "model_number": ["product"]}
+    assert shared_with(record) == {"product": ["product", "model_number"],
+                                  "model_number": ["product", "model_number"]}
     notes = field_notes(record)
     assert "the same text at the same place as 'model_number'" in notes["product"].why
     assert "copied from the document" in notes["company"].why and "same place" not in (

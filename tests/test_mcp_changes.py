@@ -157,3 +157,27 @@ async def test_a_failed_listing_waits_a_backoff_that_doubles_and_success_resets_
         await server.call_tool("grow", {"name": "third", "down": True})
         await server.refresh_tools()
         assert waits()[8:] == ["1.0"]  # the success reset the wait
+
+
+async def test_a_change_announced_during_the_backoff_is_listed_at_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A listing failed, and the backoff grew (4 s here); the server then
+    fixed its catalogue and said so (``notifications/tools/list_changed``):
+    the tools it announced waited out the backoff, up to 60 s. Now the
+    refresh after the announcement lists at once, one backoff step (1 s)
+    after the failure at the soonest."""
+    now = [0.0]
+    async with grower() as server:
+        server._clock = lambda: now[0]
+        await server.call_tool("grow", {"name": "later", "down": True})
+        for now[0] in (0.0, 1.0, 3.0):
+            await server.refresh_tools()
+        failed = [r for r in caplog.records if "mcp.refresh_failed" in r.getMessage()]
+        assert len(failed) == 3 and "retry_in=4.0" in failed[-1].getMessage()
+        await server.call_tool("grow", {"name": "again"})  # up again, and it says so
+        await server.call_tool("echo", {"text": "a round trip after the notification"})
+        await server.refresh_tools()  # the same instant as the failure: not yet
+        assert "again" not in [t.name for t in server.tools]
+        now[0] = 4.0  # 1 s after the failure, 3 s before its backoff ends
+        await server.refresh_tools()
+        assert {"later", "again"} <= {t.name for t in server.tools}

@@ -17,7 +17,7 @@ import pytest
 from agentflow import ReActAgent
 from agentflow.errors import MCPServerStartError, MCPStatusError
 from agentflow.mcp import MCPServer
-from agentflow.mcp._transports import ERROR_BODY_BYTES, HTTP_STATUS, _status_transport
+from agentflow.mcp._transports import ERROR_BODY_BYTES
 from agentflow.testing import Call, Reply, ScriptedModel
 from tests.mcp_http_faults import BLOAT_BYTES
 from tests.mcp_servers import http_server
@@ -85,6 +85,7 @@ class _Recording:
 
         self.inner = httpx2.AsyncHTTPTransport()
         self.responses: list[httpx2.Response] = []
+        self.closed = 0
 
     async def handle_async_request(self, request: Any) -> Any:
         response = await self.inner.handle_async_request(request)
@@ -92,6 +93,7 @@ class _Recording:
         return response
 
     async def aclose(self) -> None:
+        self.closed += 1
         await self.inner.aclose()
 
 
@@ -100,21 +102,17 @@ async def test_a_gateways_huge_error_body_is_read_only_up_to_the_cap(base: str) 
     was read whole, though only its first 300 characters are the message.
     The error names the status; the client reads at most ``ERROR_BODY_BYTES``
     (and the rest of the network read that reached it, at most as much
-    again) before it hangs up."""
-    import httpx2
-
-    async with MCPServer.http(f"{base}/mcp", headers={"Authorization": f"Bearer {TOKEN}"}
-                              ) as server:
+    again) before it hangs up: seen by a transport that records what it
+    carries (``HTTPTarget.transport``)."""
+    recording = _Recording()
+    async with MCPServer.http(f"{base}/mcp", headers={"Authorization": f"Bearer {TOKEN}"},
+                              transport=recording) as server:
         await post(f"{base}/bloat")
         with pytest.raises(MCPStatusError, match=r"with HTTP 502 Bad Gateway") as bad:
             await server.call_tool("echo", {"text": "x"})
         assert bad.value.status == 502 and "Bad Gateway" in str(bad.value)
         assert (await server.call_tool("echo", {"text": "again"})).text == "again"
-    recording = _Recording()
-    await post(f"{base}/bloat")
-    async with httpx2.AsyncClient(transport=_status_transport(recording)) as client:
-        response = await client.post(f"{base}/mcp", content=b"{}")
-    assert response.status_code == 502 and BLOAT_BYTES > 100 * ERROR_BODY_BYTES
-    assert response.json()["error"]["data"][HTTP_STATUS]["status"] == 502
-    [raw] = recording.responses
+    assert BLOAT_BYTES > 100 * ERROR_BODY_BYTES
+    [raw] = [r for r in recording.responses if r.status_code == 502]
     assert ERROR_BODY_BYTES <= raw.num_bytes_downloaded <= 2 * ERROR_BODY_BYTES
+    assert recording.closed == 0  # (the session closes only what it made)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
@@ -32,3 +33,21 @@ async def test_the_transports_records_never_hold_the_urls_credentials(
     for record in caplog.records:
         message = record.getMessage()
         assert "0123456789abcdef" not in message and "mcphdr" not in message, record.name
+
+
+@pytest.mark.parametrize("level", [logging.INFO, logging.DEBUG])
+async def test_no_record_holds_the_session_id(level: int,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK logged ``Received session ID: <id>`` at INFO: the
+    ``mcp-session-id`` whoever holds may act in the session (the test
+    server's are ``uuid4().hex``). It is masked in every record now, the
+    session's end (its DELETE) included."""
+    with http_server(quiet=True) as base:
+        caplog.set_level(level)
+        async with MCPServer.http(f"{base}/mcp") as server:
+            assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+            await server.list_tools()
+    messages = [r.getMessage() for r in caplog.records]
+    assert "Received session ID: ***" in messages  # (the record is there, its id masked)
+    leaked = [m for m in messages if re.search(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", m)]
+    assert leaked == []

@@ -539,3 +539,22 @@ def test_refused_response_format_schema_is_unsupported_native_output() -> None:
         "type": "invalid_request_error", "param": "response_format", "code": None}})
     error = openai_error("openai", 400, {}, body)
     assert isinstance(error, UnsupportedFeatureError) and error.feature == "native_output"
+
+
+async def test_org_and_project_from_the_environment_on_openai_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` as the openai SDK reads them
+    (``OpenAI.__init__``), on OpenAI's host; never sent to another one."""
+    monkeypatch.setenv("OPENAI_ORG_ID", " org-env\n")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj_env")
+    async with OpenAIChatModel("gpt-4o", api_key=KEY) as own:
+        sent = {k.lower(): v for k, v in own._http._headers.items()}
+    assert (sent["openai-organization"], sent["openai-project"]) == ("org-env", "proj_env")
+    async with OpenAIChatModel("gpt-4o", api_key=KEY, organization="org-arg") as given:
+        assert given._http._headers["OpenAI-Organization"] == "org-arg"
+    async with OpenAIFake() as fake:
+        fake.add(FakeReply(text="hi"))
+        async with OpenAIChatModel("local-model", base_url=fake.url, settings=FAST) as model:
+            await generate(model, [Msg.user("hi")])
+        headers = {k.lower() for k in fake.requests[0].headers}
+    assert not {"openai-organization", "openai-project"} & headers

@@ -298,6 +298,8 @@ class BatchRunner:
     async def _poll(self, batch_id: str) -> None:
         delay = self.settings.poll_initial
         status: BatchStatus | None = None
+        max_wait = self.settings.max_wait
+        until = None if max_wait is None else anyio.current_time() + max_wait
         try:
             while True:
                 try:
@@ -314,6 +316,9 @@ class BatchRunner:
                     status = None
                 if status is not None and status.state.terminal:
                     break
+                if until is not None and anyio.current_time() >= until:
+                    self._timed_out(batch_id, status)
+                    return
                 await anyio.sleep(delay)
                 delay = min(self.settings.poll_max, delay * self.settings.poll_factor)
             await self._collect(batch_id, status)
@@ -323,6 +328,20 @@ class BatchRunner:
         finally:
             self._polling.discard(batch_id)
             self._report()
+
+    def _timed_out(self, batch_id: str, status: BatchStatus | None) -> None:
+        """Fail the requests of ``batch_id``, polled past ``max_wait`` without
+        ending (left at the vendor and in the journal: a rerun polls it)."""
+        state = status.state.value if status is not None else "unknown"
+        _log.warning("batch.poll_timeout", batch_id=batch_id, state=state,
+                     max_wait=self.settings.max_wait)
+        error = BatchRequestError(
+            f"batch {batch_id} did not end within {self.settings.max_wait:g}s of polling "
+            f"(BatchSettings.max_wait; last state {state}); it is left at the vendor, and a "
+            "run with the same journal polls it again", kind="timeout", batch_id=batch_id,
+            vendor=self.vendor)
+        for cid in self._batches[batch_id]:
+            self._fail(cid, error)
 
     async def _collect(self, batch_id: str, status: BatchStatus) -> None:
         members = set(self._batches[batch_id])

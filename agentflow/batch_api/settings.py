@@ -47,6 +47,14 @@ class BatchSettings:
             submitted.
         poll_initial / poll_max / poll_factor: seconds between polls of a
             batch, growing by ``poll_factor`` up to ``poll_max``.
+        max_wait: seconds a batch is polled before its requests fail with
+            ``BatchRequestError`` (kind ``"timeout"``, naming the batch id;
+            the batch is left at the vendor, journalled: a rerun polls it
+            again); ``None``: no bound. Default 72 hours, past every
+            vendor's own window (24 h: OpenAI's ``completion_window``,
+            Anthropic's; Gemini's 48 h expiry), after which the vendor
+            itself ends it ``expired``: only a server that never does is
+            stopped by it.
         max_resubmits: follow-up submissions of a request whose item failed
             retryably (1: once, never twice).
         journal: the journal file (``None``: in memory; nothing survives a restart).
@@ -62,6 +70,7 @@ class BatchSettings:
     poll_initial: float = 5.0
     poll_max: float = 300.0
     poll_factor: float = 1.5
+    max_wait: float | None = 72 * 3600.0
     max_resubmits: int = 1
     journal: str | None = None
     max_inflight: int = 10_000
@@ -80,10 +89,13 @@ class BatchSettings:
             ("poll_max", self.poll_max, self.poll_max >= self.poll_initial,
              ">= poll_initial seconds"),
             ("poll_factor", self.poll_factor, self.poll_factor >= 1, ">= 1"),
+            ("max_wait", self.max_wait, self.max_wait is None or self.max_wait > 0,
+             "> 0 seconds or None"),
             ("flush_after", self.flush_after, self.flush_after >= 0, ">= 0 seconds"),
             ("max_resubmits", self.max_resubmits, self.max_resubmits >= 0, ">= 0"),
             ("max_inflight", self.max_inflight, self.max_inflight >= 1, ">= 1"),
         )
         for name, value, ok, rule in checks:  # NaN fails every comparison
-            if not ok or (name != "poll_max" and not math.isfinite(value)):
+            if not ok or (value is not None and name not in ("poll_max", "max_wait")
+                          and not math.isfinite(value)):
                 raise ValueError(f"BatchSettings.{name} must be {rule}, got {value!r}")

@@ -11,7 +11,9 @@ it are read on: a line that is not JSON, not an object, lacks the text field
 or repeats an id (``InvalidInputLineError``), a line longer than
 ``MAX_LINE_BYTES`` (skipped without being held whole), a line whose bytes are
 binary or decode in no encoding (``agentflow.documents.encoding``: UTF-8,
-else what ``charset-normalizer`` detects, each strict). Only a fault of the
+else what ``charset-normalizer`` detects, each strict). A file that starts
+with a UTF-16 byte-order mark (Windows PowerShell's ``>``) is decoded as one
+UTF-16 stream, a line at a time. Only a fault of the
 file itself (it cannot be read, a corrupt ``.gz``) ends it, as one failed
 document with the file's name.
 """
@@ -132,6 +134,10 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
     """
     try:
         with _open(path) as f:
+            peek = getattr(f, "peek", None)
+            if peek is not None and peek(2)[:2] in _UTF16_BOMS:
+                yield from _utf16_lines(path, f, max_line_bytes)
+                return
             number = 0
             while raw := f.readline(max_line_bytes + 1):
                 number += 1
@@ -151,6 +157,48 @@ def jsonl_lines(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
         raise Unusable(f"{path}: cannot read: {exc}") from exc
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+"""The byte-order marks of UTF-16 (little, big endian): a file that starts with
+one is decoded as one stream (Windows PowerShell's ``>`` and ``Out-File`` write
+UTF-16LE with a BOM), since its newline is two bytes and a line split at the
+byte ``\n`` decodes as nothing."""
+
+
+def _utf16_lines(path: Path, f: Any, max_line_bytes: int
+                 ) -> Iterator[tuple[int, str | Unusable]]:
+    """``jsonl_lines`` of a UTF-16 file whose BOM ``f`` starts with: decoded as a
+    stream (the codec reads the BOM), each line at most ``max_line_bytes``
+    bytes (half as many characters; a longer one skipped as ``jsonl_lines``
+    skips it).
+
+    Raises:
+        Unusable: bytes UTF-16 cannot decode (an odd byte at the end), or a line
+            past the skip limit.
+    """
+    # a lone surrogate is kept for the line's JSON reader to refuse (that line alone)
+    text = io.TextIOWrapper(f, encoding="utf-16", errors="surrogatepass", newline=None)
+    limit = max(1, max_line_bytes // 2)
+    number = 0
+    try:
+        while line := text.readline(limit + 1):
+            number += 1
+            if len(line) > limit and not line.endswith("\n"):
+                yield number, _bad_line(path, number, f"line longer than {max_line_bytes} "
+                                                      "bytes; not read")
+                if not _skip_line(text.readline, _SKIP_LIMIT // 2):
+                    raise Unusable(f"{path}:{number}: line longer than "
+                                   f"{max_line_bytes + _SKIP_LIMIT:,} bytes; the rest of the "
+                                   "file is not read")
+                continue
+            yield number, line
+    except UnicodeDecodeError as exc:
+        raise Unusable(f"{path}:{number + 1}: not valid UTF-16 (its byte-order mark says so): "
+                       f"{exc.reason}; the rest of the file is not read") from None
+    finally:
+        with contextlib.suppress(ValueError):
+            text.detach()  # the file is closed by its opener
+
+
 def _open(path: Path) -> AbstractContextManager[Any]:
     """``path`` opened for reading bytes: ``-`` is standard input (left open),
     a ``.gz`` suffix gunzipped."""
@@ -161,13 +209,13 @@ def _open(path: Path) -> AbstractContextManager[Any]:
     return open_input(path)
 
 
-def _skip_line(readline: Callable[[int], bytes], limit: int) -> bool:
+def _skip_line(readline: Callable[[int], Any], limit: int) -> bool:
     """Read on (``readline`` of the file) past the end of the current line, a
     chunk at a time, at most ``limit`` bytes; whether its end (or the file's)
     was reached."""
     skipped = 0
     while chunk := readline(_SKIP_CHUNK):
-        if chunk.endswith(b"\n"):
+        if chunk.endswith(b"\n" if isinstance(chunk, bytes) else "\n"):
             return True
         skipped += len(chunk)
         if skipped > limit:

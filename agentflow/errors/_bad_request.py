@@ -96,6 +96,10 @@ class UnsupportedFeatureError(BadRequestError):
         feature: one of ``"native_output"``, ``"tools"``, ``"tool_schema"`` (a
             function tool's parameter schema refused: the output tool's, on the
             tool path), ``"tool_choice"``, ``"thinking"``.
+        schema_only: the vendor refused this request's schema (its size, a
+            keyword it does not know), not the feature: another schema would
+            pass, so the engine remembers the refusal for that schema only,
+            never for every call of the model (a shared agent's other users).
     """
 
     def __init__(
@@ -106,6 +110,8 @@ class UnsupportedFeatureError(BadRequestError):
         status: int | None = 400,
         code: str | None = None,
         vendor: str = "",
+        schema_only: bool = False,
     ) -> None:
         self.feature: UnsupportedFeature = feature
+        self.schema_only = schema_only
         super().__init__(message, status=status, code=code, vendor=vendor)

@@ -200,7 +200,8 @@ class BatchRequestError(ProviderError):
     rejected), and it was not (or no longer) resubmitted.
 
     Attributes:
-        kind: ``"error"``, ``"expired"`` or ``"cancelled"`` (``BatchItemError.kind``).
+        kind: ``"error"``, ``"expired"`` or ``"cancelled"`` (``BatchItemError.kind``),
+            or ``"timeout"``: its batch was polled past ``BatchSettings.max_wait``.
         batch_id: the vendor's id of the batch that held the request.
     """
 

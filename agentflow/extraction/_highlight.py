@@ -9,13 +9,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from agentflow._clean_text import json_bytes
 from agentflow.documents.names import BIDI_CONTROLS
 from agentflow.extraction._report_assets import PALETTE_SIZE
 from agentflow.grounding.typed_values import found_in
 
-__all__ = ["MISSING", "Span", "escape_attr", "escape_text", "find_spans", "markup", "value_at"]
+__all__ = ["MISSING", "Span", "escape_attr", "escape_text", "find_spans", "json_text", "markup",
+           "value_at"]
 
 # --------------------------------------------------------------------------- escaping
 
@@ -36,6 +36,17 @@ def escape_text(text: str) -> str:
 def escape_attr(text: str) -> str:
     """``text`` as a double-quoted attribute value."""
     return text.translate(_ATTR)
+
+
+def json_text(value: Any) -> str:
+    """A record's ``value`` as JSON text to show (``json_bytes``: an integer past 64
+    bits keeps its digits); a value nested past what a JSON writer can walk (a
+    results file may hold one 1,000 deep) is named, not written: the page is
+    made either way."""
+    try:
+        return json_bytes(value).decode()
+    except (TypeError, RecursionError):
+        return "(a JSON value nested too deeply to show)"
 
 
 _PATH_TOKEN = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
@@ -120,7 +131,7 @@ def find_spans(record: Mapping[str, Any], text: str | None, shift: int, colours:
         pair = _pair(item)
         if pair is None or not 0 <= pair[0] <= pair[1]:
             if not gap:
-                invalid.append((path, f"not a [start, end] pair: {orjson.dumps(item).decode()}"))
+                invalid.append((path, f"not a [start, end] pair: {json_text(item)}"))
             continue
         start, end = pair[0] + shift, pair[1] + shift
         if text is None:  # listed with its offsets, not drawn or checked

@@ -140,7 +140,7 @@ def field_notes(record: Record) -> dict[str, FieldNote]:
         if name in masked:
             why = MASKED_REASON
         if name in shared:
-            why = "; ".join(w for w in (why, shared_reason(shared[name])) if w)
+            why = "; ".join(w for w in (why, shared_reason(name, shared[name])) if w)
         notes[name] = FieldNote(score, why, name in flagged)
     return notes
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-import orjson
-
-from agentflow.extraction._highlight import MISSING, Span, find_spans, markup
+from agentflow.extraction._highlight import MISSING, Span, find_spans, json_text, markup
 from agentflow.extraction._highlight import escape_attr as _a
 from agentflow.extraction._highlight import escape_text as _t
 from agentflow.extraction._report_assets import STYLE
@@ -147,7 +145,7 @@ def _value(value: Any) -> str:
         return '<span class="null">""</span>'
     if isinstance(value, str):
         return _t(value)
-    return _t(orjson.dumps(value).decode())
+    return _t(json_text(value))
 
 
 _PLACEMENT = {

@@ -227,12 +227,16 @@ def _status(record: Record) -> str:
 
 
 def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """``(field path, value)`` for every leaf of an output (empty containers are leaves)."""
-    if isinstance(value, Mapping) and value:
-        for key, item in value.items():
-            yield from _leaves(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list) and value:
-        for i, item in enumerate(value):
-            yield from _leaves(item, f"{path}[{i}]")
-    else:
-        yield path, value
+    """``(field path, value)`` for every leaf of an output (empty containers are
+    leaves), in document order. Iterative: a results file's record may nest as
+    deep as JSON parsers allow (orjson: 1024), past Python's recursion limit."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, Mapping) and item:
+            stack.extend(reversed([(f"{at}.{key}" if at else str(key), child)
+                                   for key, child in item.items()]))
+        elif isinstance(item, list) and item:
+            stack.extend(reversed([(f"{at}[{i}]", child) for i, child in enumerate(item)]))
+        else:
+            yield at, item

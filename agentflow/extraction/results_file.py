@@ -14,11 +14,19 @@ from typing import Any
 
 import orjson
 
+from agentflow._nesting import nesting_depth
 from agentflow.documents.names import loads_record
 from agentflow.errors import InvalidRecordError
 from agentflow.extraction.outfile import MAX_LINE
 
-__all__ = ["ResultsFile"]
+__all__ = ["MAX_RECORD_DEPTH", "ResultsFile"]
+
+MAX_RECORD_DEPTH = 200
+"""Deepest nesting of a record read back (the record object is depth 1): a
+line nested deeper is skipped with a note, as a line too long is. JSON
+parsers read 1,024 levels, past what the review page's walks over a record
+(and Python's recursion limit) can take; extract's records nest as deep as
+their schema, far less."""
 
 
 def _torn(line: bytes) -> bool:
@@ -128,4 +136,8 @@ def _read_lines(path: Path, notes: list[str], max_line: int) -> Iterator[dict[st
             raise InvalidRecordError(
                 f"{path}:{number}: not an extraction record (needs a string 'id' and a "
                 "boolean 'ok')")
+        if nesting_depth(record, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH:
+            notes.append(f"{path}:{number}: skipped a record nested more than "
+                         f"{MAX_RECORD_DEPTH} levels deep (deeper than a record read back)")
+            continue
         yield record

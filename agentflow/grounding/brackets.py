@@ -100,9 +100,9 @@ class _Containers:
         else:
             self.key = token.group(1).casefold() if token.group(2) else None
 
-    def path(self, head: re.Match[str] | None) -> tuple[str, ...]:
+    def path(self, head: re.Match[str] | None, at: int) -> tuple[str, ...]:
         """The open containers' keys, nearest first; a line that begins by
-        closing one: those outside it."""
+        closing one: those outside it (``at``: where the line begins, unused)."""
         path = self.stack
         if head is not None and head.group() in ("}", "]") and path:
             path = path[:-1]

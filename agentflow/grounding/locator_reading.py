@@ -33,7 +33,7 @@ from agentflow.grounding.lines import (
 from agentflow.grounding.list_heading import sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
-from agentflow.grounding.markup import uncommented
+from agentflow.grounding.markup import tag_attributes, uncommented
 from agentflow.grounding.quotes import past_quote, quoted_content, read_items
 from agentflow.grounding.value_clauses import block_indicator, comment_arguments, comment_start
 from agentflow.grounding.void_blocks import live_text
@@ -158,12 +158,29 @@ class LocatorReading:
         if not rows:
             return None, False
         depths = line_depths(lines)
-        at = {i for i in rows if depths[i] == self.depth}
+        tagged = {i for i in rows if self._tag_starts(lines[i])}  # one level in: the tag's
+        at = {i for i in rows if depths[i] + (i in tagged) == self.depth}
         if at and self.parents:  # (under the parent keys every example writes it under)
             n = len(self.parents)
             chains = parent_chains(lines, at)
-            at = {i for i in at if chains[i][:n] == self.parents}
+            at = {i for i in at if ((self.parents[0], *chains[i]) if i in tagged else chains[i])[
+                :n] == self.parents}
         return (at, False) if at else (None, True)
+
+    def _tag_starts(self, line: str) -> list[int]:
+        """Where ``line`` writes the rule's label as an attribute of a start
+        tag it begins with (``<activity android:name=".Splash" />``), of the
+        element the rule reads inside (its nearest parent, ``<activity>``:
+        ``agentflow.grounding.markup.tag_attributes``), for a label the
+        examples write at the start of an attribute line of that element's
+        tag written over lines (``android:name="``): the offsets after the
+        label; else ``[]``."""
+        if not self.anchored or not self.parents:
+            return []
+        parent = self.parents[0]
+        if not (parent.startswith("<") and parent.endswith(">")) or line.lstrip()[:1] != "<":
+            return []
+        return tag_attributes(line, parent[1:-1], self.left.lstrip())
 
     def _values(self, source: str, live: bool = True) -> list[str]:
         """The values this locator finds in ``source``, in document order
@@ -298,6 +315,8 @@ class LocatorReading:
             elif at is not None and rest:
                 starts = [len(line) - len(body) + at[0]]
                 opener = at[1]
+            elif tagged := self._tag_starts(line):
+                starts = tagged  # an attribute on the line of the element's start tag
             elif alone and empty:
                 return [""]  # the label alone (``Copyright:``): the value is on the next lines
             elif alone and self.right and lines:

@@ -87,7 +87,10 @@ says where its value is written, as literal text on the value's line:
   a labelled rule, the nesting depth every example writes its label at
   (``agentflow.grounding.depths``: a YAML top-level key, never one nested
   under another; in XML or HTML, the elements open around it, not its
-  indentation); a document writing the label only at other depths has its
+  indentation: an attribute line of a tag written over lines is inside its
+  element, and the rule reads the same attribute on the line its element's
+  start tag begins on too, ``<activity android:name=".Splash" />``); a
+  document writing the label only at other depths has its
   values offered by no grammar and pinned by no score
   (``Locator.off_depth``); with it the keys of the lines above the label
   every example writes it under (``Locator.parents``: ``repository`` of a

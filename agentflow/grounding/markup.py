@@ -16,24 +16,30 @@ key_paths``) are those elements, nearest first, each written ``<name>``
 A document is **markup** (``is_markup``) when its first line that is not
 blank begins with a tag, an XML declaration, a comment or a doctype
 (``<project``, ``<?xml``, ``<!--``, ``<!DOCTYPE``), at least half its
-lines that are not blank begin with ``<`` (not a Markdown page that opens
-with an HTML comment or a centred logo), and it closes some element
-(``</x>`` or ``<x/>``). Comments, CDATA sections, processing
-instructions and declarations open nothing; ``<x/>`` opens nothing; a
-closing tag closes the nearest open element of its name and every element
-opened inside it that is still open (markup that does not close them), and
-one of no open element's name is ignored. In an HTML document (its root
-``<html>`` or an HTML doctype) the void elements (``<br>``, ``<meta>``,
-``<img>``...) open nothing.
+lines that are not blank begin with ``<`` or inside a tag written over
+lines (an Android manifest's ``<application`` with an attribute a line; not
+a Markdown page that opens with an HTML comment or a centred logo), and it
+closes some element (``</x>`` or ``<x/>``). Comments, CDATA sections,
+processing instructions and declarations open nothing; an empty element
+(``<x .../>``) holds only its own tag's lines (an ``<activity`` written
+over lines up to ``/>``: its attribute lines are inside it, as those of a
+start tag written over lines are); a closing tag closes the nearest open
+element of its name and every element opened inside it that is still open
+(markup that does not close them), and one of no open element's name is
+ignored. In an HTML document (its root ``<html>`` or an HTML doctype) the
+void elements (``<br>``, ``<meta>``, ``<img>``...) open nothing.
 
 A markup document writes its records as elements (``element_spans``): an
 RSS feed's ``<item>``s, an Atom feed's ``<entry>``s, a pom's
-``<dependency>``s, each from its start tag to its end tag, whatever the
-blank lines or indentation around them (``agentflow.grounding.
-sibling_blocks``' ``element`` record kind). Its comments
-(``<!-- <item> ... </item> -->``) are no part of the document's content, as
-an XML parser drops them: a rule never reads an element written inside one
-(``uncommented``, ``agentflow.grounding.locator_reading``).
+``<dependency>``s, each from its start tag to its end tag, or an empty
+element (an Android manifest's ``<uses-permission .../>``s, a ``.csproj``'s
+``<PackageReference .../>``s, NuGet's ``<package .../>``s) from its tag's
+first line to its last, whatever the blank lines or indentation around
+them (``agentflow.grounding.sibling_blocks``' ``element`` record kind).
+Its comments (``<!-- <item> ... </item> -->``) are no part of the
+document's content, as an XML parser drops them: a rule never reads an
+element written inside one (``uncommented``, ``agentflow.grounding.
+locator_reading``).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from collections.abc import Sequence
 from agentflow.grounding.lines import row_finder
 from agentflow.grounding.open_containers import line_paths
 
-__all__ = ["element_paths", "element_spans", "is_markup", "uncommented"]
+__all__ = ["element_paths", "element_spans", "is_markup", "tag_attributes", "uncommented"]
 
 _START = re.compile(r"[ \t\ufeff]*<[?!A-Za-z_]")
 """The first line of a markup document: a tag, declaration, comment, doctype."""
@@ -57,6 +63,11 @@ _TOKEN = re.compile(
 """One markup token: a comment, CDATA, processing instruction, declaration, or
 an element's start or end tag (``name``; ``close`` for an end tag; ``rest``
 ending in ``/`` for an empty element)."""
+_TAG_LINE = re.compile(r"[ \t\ufeff]*<(?P<name>[A-Za-z_][\w.:-]*)"
+                       r"(?P<rest>(?:[^>\"'\n]|\"[^\"\n]*\"|'[^'\n]*')*)")
+"""A line whose content begins with a start tag: its name, its attributes on the line."""
+_ATTRIBUTE = re.compile(r"[ \t]+([A-Za-z_][\w.:-]*[ \t]*=[ \t]*)(\"[^\"]*\"|'[^']*'|[^\s\"'>/]+)")
+"""An attribute of a start tag: its name and ``=`` (group 1), its value."""
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _CLOSES = re.compile(r"</[A-Za-z_]|/>")
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -68,9 +79,25 @@ _HTML = re.compile(r"<!doctype\s+html|<html[\s>]", re.I)
 def is_markup(lines: Sequence[str]) -> bool:
     """Whether ``lines`` are a markup document (see the module docstring)."""
     body = [line.lstrip(" \t\ufeff") for line in lines if line.strip()]
+    if not body or not _START.match(body[0]) or not any(_CLOSES.search(line) for line in body):
+        return False
     tagged = sum(line[:1] == "<" for line in body)
-    return bool(body) and bool(_START.match(body[0])) and 2 * tagged >= len(body) and any(
-        _CLOSES.search(line) for line in body)
+    return 2 * tagged >= len(body) or 2 * (tagged + _attribute_lines(tuple(lines))) >= len(body)
+
+
+@functools.lru_cache(maxsize=16)
+def _attribute_lines(lines: tuple[str, ...]) -> int:
+    """How many of ``lines`` that are not blank begin inside a tag written
+    over lines (an ``<application`` with an attribute a line)."""
+    text = "\n".join(lines)
+    row_of = row_finder(text)
+    count = 0
+    for token in _TOKEN.finditer(text):
+        if token.group("name") is None or token.group("close"):
+            continue
+        first, last = row_of(token.start()), row_of(token.end())
+        count += sum(1 for line in lines[first + 1:last + 1] if line.strip())
+    return count
 
 
 def element_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
@@ -95,9 +122,11 @@ class _Elements:
     def __init__(self, html: bool) -> None:
         self.stack: list[str] = []  # open elements, outermost first
         self.html = html  # an HTML document: its void elements open nothing
+        self.empty: tuple[str, int] | None = None  # the last token, an empty element: name, end
 
     def step(self, token: re.Match[str]) -> None:
         """The open elements after ``token``."""
+        self.empty = None
         name = token.group("name")
         if name is None:
             return  # a comment, CDATA, processing instruction or declaration
@@ -105,24 +134,38 @@ class _Elements:
             if name in self.stack:
                 del self.stack[len(self.stack) - 1 - self.stack[::-1].index(name):]
             return
-        if token.group("rest").rstrip().endswith("/") or (self.html and name.casefold() in _VOID):
+        if _empty(token):
+            self.empty = (name, token.end())
+            return
+        if self.html and name.casefold() in _VOID:
             return
         self.stack.append(name)
 
-    def path(self, head: re.Match[str] | None) -> tuple[str, ...]:
-        """The open elements, nearest first, each ``<name>``; a line that
-        begins with an end tag: those outside the element it closes."""
+    def path(self, head: re.Match[str] | None, at: int) -> tuple[str, ...]:
+        """The open elements, nearest first, each ``<name>``, where a line's
+        content begins at offset ``at``; a line that begins with an end tag:
+        those outside the element it closes; a line inside an empty
+        element's tag (``<activity`` ... ``/>`` over lines): inside it too,
+        as inside an element's start tag."""
         path = self.stack
         if head is not None and head.group("close") and head.group("name") in path:
             path = path[:len(path) - 1 - path[::-1].index(head.group("name"))]
+        if self.empty is not None and self.empty[1] > at:
+            path = [*path, self.empty[0]]
         return tuple(f"<{name}>" for name in reversed(path))
+
+
+def _empty(token: re.Match[str]) -> bool:
+    """Whether ``token`` (a start tag) is an empty element's: ``<x .../>``."""
+    return token.group("rest").rstrip().endswith("/")
 
 
 def element_spans(lines: Sequence[str]) -> list[tuple[str, int, int]]:
     """Each element of a markup document's ``lines`` (``is_markup``) written
     over lines of its own: its path (``rss/channel/item``: its own name after
     those of the elements it is inside, outermost first), the line its start
-    tag is on and the line after the one its end tag is on; in the order of
+    tag is on and the line after the one its end tag is on (an empty
+    element's, ``<x .../>``: after its tag's last line); in the order of
     their start tags. An element never closed is none, and so is every
     element of a path where one is closed on a line another of that path
     begins on (``</item><item>``: lines cannot tell them apart)."""
@@ -150,7 +193,10 @@ def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
                 out.append((path, stack[at][1], row_of(token.end()) + 1))
                 del stack[at:]
             continue
-        if token.group("rest").rstrip().endswith("/") or (html and name.casefold() in _VOID):
+        if _empty(token):  # ``<x .../>``: an element from its tag's first line to its last
+            out.append(("/".join([*(n for n, _ in stack), name]), row, row_of(token.end()) + 1))
+            continue
+        if html and name.casefold() in _VOID:
             continue
         stack.append((name, row))
     out.sort(key=lambda span: span[1])
@@ -160,6 +206,21 @@ def _spans(lines: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
     apart = {path for path, spans in by_path.items()
              if all(a[1] <= b[0] for a, b in itertools.pairwise(spans))}
     return tuple(span for span in out if span[0] in apart)
+
+
+def tag_attributes(line: str, name: str, label: str) -> list[int]:
+    """Where ``line``, whose content begins with a start tag of element
+    ``name`` (``<activity android:name=".Splash" android:theme="@style/S"
+    />``, or the first line of one written over lines), writes an attribute
+    as ``label`` (its name, ``=`` and opening quote: ``android:name="``)
+    begins it: the offset after ``label``, one per attribute; ``[]`` where
+    it does not (another element's tag, ``label`` no attribute's)."""
+    tag = _TAG_LINE.match(line)
+    if tag is None or tag.group("name") != name:
+        return []
+    return [m.start(1) + len(label) for m in _ATTRIBUTE.finditer(line, tag.start("rest"),
+                                                                tag.end("rest"))
+            if line.startswith(label, m.start(1)) and m.start(1) + len(label) <= m.end()]
 
 
 def uncommented(text: str) -> str:

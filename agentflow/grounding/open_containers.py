@@ -25,10 +25,12 @@ class Opener(Protocol):
         """Take ``token`` (the next in the document): open or close what it
         opens or closes."""
 
-    def path(self, head: re.Match[str] | None) -> tuple[str, ...]:
+    def path(self, head: re.Match[str] | None, at: int) -> tuple[str, ...]:
         """The names of the containers open now, nearest first, for a line
-        whose content begins with ``head`` (``None``: with no token): one
-        that begins by closing a container is outside it."""
+        whose content begins at offset ``at`` with ``head`` (``None``: with
+        no token): one that begins by closing a container is outside it, and
+        so is one after a container that ends before ``at`` (markup's
+        ``<x .../>`` written over lines: its attribute lines are inside it)."""
 
 
 def line_paths(lines: Sequence[str], tokens: Sequence[re.Match[str]],
@@ -49,5 +51,5 @@ def line_paths(lines: Sequence[str], tokens: Sequence[re.Match[str]],
             opener.step(tokens[k])
             k += 1
         head = tokens[k] if k < len(tokens) and tokens[k].start() == begin else None
-        out.append(opener.path(head))
+        out.append(opener.path(head, begin))
     return tuple(out)

@@ -22,9 +22,10 @@ one of:
   manifests), each one that holds a line that is no comment;
 * ``element PATH``: in a markup document (``agentflow.grounding.markup``),
   the elements of one path (``rss/channel/item``: an RSS feed's items, a
-  pom's ``project/dependencies/dependency``), each from its start tag to
-  its end tag (``markup.element_spans``), whatever the blank lines or
-  indentation between them;
+  pom's ``project/dependencies/dependency``, a ``.csproj``'s empty
+  ``<PackageReference .../>``s), each from its start tag to its end tag
+  (``markup.element_spans``), whatever the blank lines or indentation
+  between them;
 * ``array PATH``: in a JSON document (``agentflow.grounding.brackets``),
   the items of the arrays of one path (``assets``: a release's assets),
   each from its opening brace to its closing one

@@ -15,9 +15,12 @@ module does. ``MCPServer`` (``_server``: its configuration) is a
 (``_server_session``), filters, prefixes and refresh on
 ``notifications/tools/list_changed`` (``_server_tools``), calls and their
 timeouts (``_server_calls``); ``_declare`` makes each listed tool an agent
-``Tool`` and checks its schema against every schema dialect; ``_results`` turns a
+``Tool`` and checks its schema against every schema dialect; ``_listing``
+takes out of a ``tools/list`` answer each tool the protocol's ``Tool``
+refuses (flagged in ``skipped``), so the others stay usable; ``_results`` turns a
 ``tools/call`` result into what the model reads (``MCPToolResult``);
-``_transports`` holds the stdio, streamable HTTP and SSE targets. The errors
+``_transports`` holds the stdio, streamable HTTP and SSE targets, and
+``_session_ids`` keeps a streamable HTTP session's id out of every log record. The errors
 are in ``agentflow.errors`` (``MCPError`` and its subclasses,
 ``MCPNotRunningError``, ``MCPToolSchemaError``).
 """

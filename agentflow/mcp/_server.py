@@ -64,7 +64,9 @@ class MCPServer(ServerSession):
         exclude: leave these tools out (the server's names).
         timeout: seconds a tool call may take before it fails with
             ``MCPTimeoutError`` (the model reads it as an error result);
-            ``None``: no limit. Default 60.
+            ``None``: no limit (over streamable HTTP too: a call's response
+            may go that long without a byte, past ``HTTPTarget.read_timeout``).
+            Default 60.
         connect_timeout: seconds each start-up request (``initialize``,
             ``tools/list``) may take. Default 30.
         on_invalid_schema: a tool whose input schema cannot be sent to a
@@ -146,6 +148,10 @@ class MCPServer(ServerSession):
         """``_clock`` time before which a failed listing is not tried again."""
         self._backoff = REFRESH_BACKOFF[0]
         """The wait after the next failed listing."""
+        self._failed_at = -math.inf
+        """``_clock`` time of the last failed listing."""
+        self._invalid: dict[str, str] = {}
+        """The tools of the listing under way the protocol's ``Tool`` refuses (``_listing``)."""
 
     # ------------------------------------------------------------------ constructors
 
@@ -169,20 +175,24 @@ class MCPServer(ServerSession):
 
     @classmethod
     def http(cls, url: str, *, headers: Mapping[str, str] | None = None,
-             max_result_bytes: int | None = MAX_RESULT_BYTES, **options: Any) -> MCPServer:
+             max_result_bytes: int | None = MAX_RESULT_BYTES, transport: Any = None,
+             **options: Any) -> MCPServer:
         """A server at ``url`` over streamable HTTP (the MCP endpoint, e.g.
         ``http://127.0.0.1:8000/mcp``); ``headers`` go with every request.
         ``max_result_bytes``: the largest result (one SSE event) the server
         may send, default 32 MiB (``None``: no limit); a larger one fails its
-        call with a ``ToolError`` naming the limit. ``options``: as the
-        constructor.
+        call with a ``ToolError`` naming the limit. ``transport``: the
+        ``httpx2.AsyncBaseTransport`` the requests go through (default: a new
+        ``httpx2.AsyncHTTPTransport()`` per session; ``HTTPTarget``).
+        ``options``: as the constructor.
 
         Raises:
             ValueError: ``max_result_bytes`` is not positive.
         """
         if max_result_bytes is not None and max_result_bytes <= 0:
             raise ValueError(f"max_result_bytes must be positive or None, got {max_result_bytes!r}")
-        return cls(HTTPTarget(url, headers, max_result_bytes=max_result_bytes), **options)
+        return cls(HTTPTarget(url, headers, max_result_bytes=max_result_bytes,
+                              transport=transport), **options)
 
     @classmethod
     def sse(cls, url: str, *, headers: Mapping[str, str] | None = None,

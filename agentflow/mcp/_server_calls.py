@@ -37,7 +37,7 @@ from agentflow.errors import (
     ToolError,
 )
 from agentflow.mcp._results import MCPToolResult, read_result
-from agentflow.mcp._transports import HTTP_STATUS, Target
+from agentflow.mcp._transports import HTTP_STATUS, Target, call_reads
 from agentflow.tools import Tool
 
 __all__ = ["InFlight", "ServerCalls", "sendable"]
@@ -184,6 +184,9 @@ class ServerCalls:
 
         Args:
             timeout: seconds (``None``: no limit); default: the server's.
+                Over streamable HTTP the call's response may go that long
+                without a byte (``None``: for ever), past the target's
+                ``read_timeout`` (300 s) that bounds the other requests.
 
         Returns:
             The result, ``is_error`` set when the server said the tool failed.
@@ -217,7 +220,8 @@ class ServerCalls:
                                 f"result: {mask_secrets(str(exc))}") from exc
 
         try:
-            raw = await self._request(call, f"tool {name!r}", limit)
+            with call_reads(limit):  # (over streamable HTTP, its response may be that slow)
+                raw = await self._request(call, f"tool {name!r}", limit)
         except MCPTimeoutError as error:
             error.tool = name
             raise

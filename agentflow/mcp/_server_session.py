@@ -46,6 +46,7 @@ from agentflow.errors import (
     ToolDefinitionError,
     UsageError,
 )
+from agentflow.mcp._listing import checked_streams
 from agentflow.mcp._server_tools import ServerTools
 
 __all__ = ["ServerSession"]
@@ -177,11 +178,16 @@ class ServerSession(ServerTools):
             if session is not None:
                 self._expired.add(session)
 
+        def version() -> str | None:  # the session's protocol version, once negotiated
+            return session.protocol_version if session is not None else None
+
         ready = False
         try:
             for anew in (True, False):
                 async with AsyncExitStack() as stack:
-                    read, write = await self.target.open(stack, expired)
+                    opened_read, opened_write = await self.target.open(stack, expired)
+                    read, write = checked_streams(opened_read, opened_write, version,
+                                                  self._drop_invalid)
                     session = await stack.enter_async_context(ClientSession(
                         read, write, read_timeout_seconds=self.connect_timeout,
                         message_handler=self._on_message,
@@ -237,7 +243,7 @@ class ServerSession(ServerTools):
     async def _on_message(self, message: Any) -> None:
         """The session's message handler: a tool-list change marks the list stale."""
         if isinstance(message, types.ToolListChangedNotification):
-            self._stale = True
+            self._tools_changed()
         elif isinstance(message, Exception):
             _log.debug("mcp.transport_error", server=self.name, error=_reason(message))
 

@@ -71,6 +71,8 @@ class ServerTools(ServerCalls):
     _clock: Callable[[], float]
     _retry_at: float
     _backoff: float
+    _failed_at: float
+    _invalid: dict[str, str]
 
     @property
     def source_name(self) -> str:
@@ -116,7 +118,12 @@ class ServerTools(ServerCalls):
         1 s, doubling with each failure up to 60 s, reset by a listing that
         succeeds); until then the tools as last listed serve, and a refresh
         returns at once (a listing that hangs cost each step of each user up
-        to ``connect_timeout`` while it hung). A tool the change brings that cannot be
+        to ``connect_timeout`` while it hung). A change the server announces
+        during the backoff (``notifications/tools/list_changed``: it may be
+        the fix) cuts it short: the refresh after it lists at once, though
+        never sooner than ``REFRESH_BACKOFF[0]`` after the failure (a server
+        that announces changes while its listing fails costs at most one
+        listing a second). A tool the change brings that cannot be
         declared is left out (``_declare``). Calls that waited while another's
         listing failed take that outcome: a listing that times out is waited
         for once, not once more by each of them in turn (each holding the
@@ -134,12 +141,19 @@ class ServerTools(ServerCalls):
                     self._refresh_failures += 1
                     wait, self._backoff = self._backoff, min(self._backoff * 2,
                                                              REFRESH_BACKOFF[1])
-                    self._retry_at = self._clock() + wait
+                    self._failed_at = self._clock()
+                    self._retry_at = self._failed_at + wait
                     _log.warning("mcp.refresh_failed", server=self.name, error=str(exc),
                                  tools=len(self._tools), retry_in=wait)
                 except BaseException:
                     self._stale = True
                     raise
+
+    def _tools_changed(self) -> None:
+        """The server announced a change: list on the next refresh, within
+        the backoff after a failed listing too (``refresh_tools``)."""
+        self._stale = True
+        self._retry_at = min(self._retry_at, self._failed_at + REFRESH_BACKOFF[0])
 
     async def list_tools(self) -> list[Tool]:
         """List the tools now (whether or not the server said they changed)."""
@@ -166,6 +180,7 @@ class ServerTools(ServerCalls):
                 if listing is not None:
                     _log.info("mcp.listing_restarted", server=self.name)
                 listed, cursor, listing = [], None, session
+                self._invalid = {}
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             return await session.list_tools(params=params)
 
@@ -175,7 +190,7 @@ class ServerTools(ServerCalls):
             cursor = result.next_cursor
             if not cursor:
                 break
-        self._tools = self._declare(listed, set_up=first and self._group is None)
+        self._tools = self._declare(listed, self._invalid, set_up=first and self._group is None)
         self._revision += 1
         self._retry_at, self._backoff = -math.inf, REFRESH_BACKOFF[0]
 
@@ -190,12 +205,21 @@ class ServerTools(ServerCalls):
         except SDKError as exc:
             raise self._error(exc, "tools/list", opening=True) from exc
 
-    def _declare(self, listed: list[Any], set_up: bool) -> list[Tool]:
-        """The agent ``Tool``s of ``listed``.
+    def _drop_invalid(self, name: str, why: str) -> None:
+        """``_listing``'s report of a listed tool the protocol's ``Tool`` refuses."""
+        self._invalid[name] = why
+
+    def _declare(self, listed: list[Any], invalid: dict[str, str], set_up: bool) -> list[Tool]:
+        """The agent ``Tool``s of ``listed``. The tools of ``invalid`` (name ->
+        why: the protocol's own ``Tool`` refuses them, ``_listing``) are left
+        out, logged (``mcp.tool_skipped``) and kept in ``skipped``, whatever
+        ``on_invalid_schema`` says: the SDK reads none of them, so no setting
+        can make one usable, and the server's other tools are.
 
         Raises (``set_up``, the listing of ``start``, only; a later listing,
         after a change or a reconnection, leaves the tool out, logged and
         kept in ``skipped``):
+            MCPToolSchemaError: an ``include`` name whose tool is in ``invalid``.
             ToolDefinitionError: an ``include`` name the server does not list.
             ToolNameError: a tool named as the output tool, or two tools
                 with one agent name.
@@ -203,6 +227,12 @@ class ServerTools(ServerCalls):
                 (``on_invalid_schema="raise"``).
         """
         names = [t.name for t in listed]
+        if set_up and self.include is not None and (chosen := sorted(self.include & set(invalid))):
+            raise MCPToolSchemaError(
+                f"MCP server {self.name!r}: its tool {chosen[0]!r} (include=...) is not a valid "
+                f"MCP tool, so it cannot be called: {invalid[chosen[0]]} (the server must fix "
+                "it; the spec's inputSchema is a JSON Schema object with \"type\": \"object\")",
+                server=self.name, tool=chosen[0])
         if set_up and self.include is not None and (missing := self.include - set(names)):
             raise ToolDefinitionError(
                 f"MCP server {self.name!r} has no tool {', '.join(sorted(map(repr, missing)))} "
@@ -210,6 +240,13 @@ class ServerTools(ServerCalls):
         tools: list[Tool] = []
         seen: dict[str, str] = {}
         skipped: dict[str, str] = {}
+        for remote, why in invalid.items():
+            if (self.include is not None and remote not in self.include) or remote in self.exclude:
+                continue
+            skipped[remote] = (f"MCP server {self.name!r}: tool {remote!r} is not a valid MCP "
+                               f"tool: {why}")
+            _log.warning("mcp.tool_skipped", server=self.name, tool=remote, reason=skipped[remote],
+                         listing="start" if set_up else "changed")
         for mcp_tool in listed:
             remote = mcp_tool.name
             if (self.include is not None and remote not in self.include) or remote in self.exclude:

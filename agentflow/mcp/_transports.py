@@ -12,6 +12,9 @@ segments, are registered as secrets (``agentflow._secrets``), so they are
 masked there and in any SDK message that echoes one; the loggers of the
 SDK's HTTP transports and of its HTTP client (``_HTTP_LOGGERS``), which
 quote the URL, query included, in their records, get the same mask.
+The session id a streamable HTTP server gives (``mcp-session-id``: whoever
+holds it may act in the session) is masked in those loggers' records too
+(``_session_ids``: the SDK logs it at INFO, "Received session ID: <id>").
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import contextlib
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,9 +36,10 @@ from mcp_types import INTERNAL_ERROR
 
 from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
+from agentflow.mcp._session_ids import SESSION_IDS
 
-__all__ = ["ERROR_BODY_BYTES", "HTTP_STATUS", "MAX_RESULT_BYTES", "HTTPTarget", "StdioTarget",
-           "Target"]
+__all__ = ["ERROR_BODY_BYTES", "HTTP_STATUS", "MAX_RESULT_BYTES", "READ_TIMEOUT", "HTTPTarget",
+           "StdioTarget", "Target", "call_reads"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
 """Environment variable and option names whose values are masked wherever they could appear."""
@@ -51,7 +56,6 @@ for every request; the SDK's "Connecting to ... endpoint: <url>")."""
 
 _SESSION_HEADER = "mcp-session-id"
 """The streamable HTTP transport's session header."""
-
 
 def _register_args(args: Sequence[str]) -> None:
     """Mask the values of secret-named options: ``--api-key=X``, ``--token X``."""
@@ -128,19 +132,67 @@ one SSE event, by default: the SDK's own default, 1 MiB, failed a screenshot
 tool's result (a PNG in base64) that stdio carries whole."""
 
 
+READ_TIMEOUT = 300.0
+"""Seconds a streamable HTTP response may go without a byte, by default, for
+the requests no tool call makes (``initialize``, ``tools/list``, the
+notification stream): the SDK's own default."""
+
+_CALL_READS: ContextVar[tuple[float | None] | None] = ContextVar("agentflow_mcp_call_reads",
+                                                                 default=None)
+"""The timeout of the tool call under way in this context (``call_reads``), as a 1-tuple."""
+
+
+@contextlib.contextmanager
+def call_reads(limit: float | None) -> Iterator[None]:
+    """Within the block, the streamable HTTP requests of this context (a tool
+    call's POST and its response stream: the SDK sends them with the caller's
+    context) wait for the response's next byte as long as ``limit`` seconds
+    (``None``: with no limit), never less than the target's ``read_timeout``.
+    The client's one read timeout (300 s) failed a call made with
+    ``timeout=None``, or over 300 s, whose tool sent nothing for 5 minutes."""
+    token = _CALL_READS.set((limit,))
+    try:
+        yield
+    finally:
+        _CALL_READS.reset(token)
+
+
+def _follow_call(request: Any) -> None:
+    """Set ``request``'s read timeout to the tool call's under way (``call_reads``)."""
+    if (call := _CALL_READS.get()) is None:
+        return
+    timeouts = dict(request.extensions.get("timeout") or {})
+    limit, read = call[0], timeouts.get("read")
+    timeouts["read"] = None if limit is None or read is None else max(limit, read)
+    request.extensions["timeout"] = timeouts
+
+
 @dataclass(frozen=True, slots=True)
 class HTTPTarget:
     """A server at ``url``, over streamable HTTP (``sse=False``) or the
     legacy HTTP+SSE transport. ``headers`` go with every request
     (``Authorization``...). ``max_result_bytes``: the largest message the
     server may send in one SSE event over streamable HTTP (``None``: no
-    limit); the legacy transport's is its HTTP client's, 1 MiB."""
+    limit); the legacy transport's is its HTTP client's, 1 MiB.
+    ``http_timeout``: seconds to connect and to write a request.
+    ``read_timeout``: seconds a streamable HTTP response may go without a
+    byte (``READ_TIMEOUT``), for the requests no tool call makes; a tool
+    call's wait as long as its own timeout (``None``: no limit). The legacy
+    transport answers every call over its one SSE stream, whose read timeout
+    stays the SDK's 5 minutes. ``transport``: the httpx2 transport
+    streamable HTTP requests go through (an ``httpx2.AsyncBaseTransport``: a
+    proxy's, custom TLS, or a test's that records what it carries), under
+    agentflow's handling of error statuses and timeouts; its owner closes
+    it (the default, a new ``httpx2.AsyncHTTPTransport()`` per session, is
+    closed with its session)."""
 
     url: str
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     sse: bool = False
     http_timeout: float = 30.0
     max_result_bytes: int | None = MAX_RESULT_BYTES
+    read_timeout: float = READ_TIMEOUT
+    transport: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for value in (self.headers or {}).values():
@@ -164,6 +216,7 @@ class HTTPTarget:
         ``expired`` is called when the server answers 404 to a request naming
         the session (streamable HTTP: "the client MUST start a new session")."""
         mask_records(*_HTTP_LOGGERS)
+        SESSION_IDS.watch(*_HTTP_LOGGERS, "agentflow")
         headers = dict(self.headers or {})
         if self.sse:
             from mcp.client.sse import sse_client
@@ -173,20 +226,34 @@ class HTTPTarget:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        held: set[str] = set()
+
+        def release() -> None:
+            for session_id in held:
+                SESSION_IDS.drop(session_id)
+
+        stack.callback(release)  # (the last to run: the session's DELETE is logged masked)
+
         async def on_response(response: httpx2.Response) -> None:
+            # (before the SDK reads the response, and logs its session id)
+            if (given := response.headers.get(_SESSION_HEADER)) and given not in held:
+                held.add(given)
+                SESSION_IDS.hold(given)
             if response.status_code == 404 and _SESSION_HEADER in response.request.headers:
                 expired()
 
-        # the SDK's defaults (30 s, reads 300 s: a response stream may stay open), but no
+        # the SDK's defaults (30 s, reads 300 s: a response stream may stay open; a tool
+        # call's as long as its timeout, call_reads), but no
         # limit on the wait for a free connection: each call waiting on the server holds
         # one (its response stream) of the pool's 100, and a call that waited past the
         # pool timeout failed with an exception that ended the SDK's transport, so every
         # call on the session failed; a call's own timeout bounds its wait (its
         # cancellation leaves the queue cleanly)
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(
-            self.http_timeout, read=max(300.0, self.http_timeout), pool=None),
+            self.http_timeout, read=self.read_timeout, pool=None),
             event_hooks={"response": [on_response]},
-            transport=_status_transport(httpx2.AsyncHTTPTransport()))
+            transport=_status_transport(self.transport or httpx2.AsyncHTTPTransport(),
+                                        owned=self.transport is None))
         await stack.enter_async_context(client)
         return await stack.enter_async_context(streamable_http_client(
             self.url, http_client=client, max_sse_event_size=self.max_result_bytes))
@@ -227,8 +294,9 @@ async def _read_capped(response: Any, cap: int = ERROR_BODY_BYTES) -> bytes:
     return b"".join(chunks)[:cap]
 
 
-def _status_transport(inner: Any) -> Any:
-    """An httpx2 transport over ``inner`` that turns a POST's error status
+def _status_transport(inner: Any, owned: bool) -> Any:
+    """An httpx2 transport over ``inner`` whose requests made by a tool call
+    wait as long as the call (``call_reads``), and that turns a POST's error status
     whose body is no JSON-RPC error (a 401 of an expired token, a 429, a
     gateway's 502) into a JSON-RPC error naming it (``data[HTTP_STATUS]``):
     the SDK surfaces the server's JSON-RPC error, but for any other body
@@ -239,6 +307,7 @@ def _status_transport(inner: Any) -> Any:
 
     class _StatusTransport(httpx2.AsyncBaseTransport):
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            _follow_call(request)
             response: httpx2.Response = await inner.handle_async_request(request)
             if request.method != "POST" or response.status_code < 400 or \
                     response.status_code == 404:
@@ -264,7 +333,8 @@ def _status_transport(inner: Any) -> Any:
                 content=orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
 
         async def aclose(self) -> None:
-            await inner.aclose()
+            if owned:  # (a transport the user gave serves each session: theirs to close)
+                await inner.aclose()
 
     return _StatusTransport()
 

@@ -226,7 +226,10 @@ def reject_call(
     """
     detail = failure_detail(exc)
     policy = config.on_invalid
-    raw = json_bytes(dict(call.input)).decode()
+    try:
+        raw = json_bytes(dict(call.input)).decode()
+    except TypeError:  # nested too deeply to write (a too_deep output): said, not written
+        raw = "(the arguments nest too deeply to write)"
     run.last_invalid = exc
     if policy == "raise":
         raise final_error(exc, ex, raw) or StructuredOutputValidationError(

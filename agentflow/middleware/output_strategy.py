@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from agentflow._lru import LRU
 from agentflow.errors import UnsupportedFeature, UnsupportedFeatureError
 from agentflow.events import OutputRetry
@@ -31,7 +33,7 @@ from agentflow.output.strategies import (
 )
 
 __all__ = ["STRATEGY_CACHE_SIZE", "StrategyBook", "bind", "model_key", "prose_fallback",
-           "step_down"]
+           "schema_key", "skip_refused_schema", "step_down"]
 
 STRATEGY_CACHE_SIZE = 1024
 """Entries of the per-middleware strategy cache (one per model and has-tools)."""
@@ -57,6 +59,9 @@ class StrategyBook:
         self._strategies: LRU[tuple[Any, ...], StrategyKind] = LRU(STRATEGY_CACHE_SIZE)
         self._refused: dict[tuple[str, str, int], frozenset[str]] = {}
         self._refusals = 0  # refusals so far: a decision made before one is stale
+        self._schemas: LRU[tuple[tuple[str, str, int], bytes], bool] = LRU(STRATEGY_CACHE_SIZE)
+        """(model, schema) pairs whose schema the vendor refused for native output
+        (``UnsupportedFeatureError.schema_only``): those calls step down, no other."""
         self._last: tuple[ChatModel, bool, int, StrategyKind] | None = None
         """The last decision (model, has-tools, refusals, kind): the next call
         of the same agent asks the same question, answered without the cache's
@@ -103,11 +108,43 @@ class StrategyBook:
         self._last = (model, has_tools, self._refusals, kind)
         return kind
 
+    def refuse_schema(self, model: ChatModel, schema: bytes) -> None:
+        """Remember that ``model``'s vendor refused ``schema`` (``schema_key``)
+        as a native response format."""
+        self._schemas.put((model_key(model), schema), True)
+
+    def schema_refused(self, model: ChatModel, schema: bytes) -> bool:
+        """Whether ``model``'s vendor refused ``schema`` as a native response format."""
+        return bool(len(self._schemas)) and self._schemas.get((model_key(model), schema)) is True
+
+    @property
+    def schemas_refused(self) -> bool:
+        """Whether any schema was refused (``schema_refused``; cheap to ask)."""
+        return bool(len(self._schemas))
+
     def refuse(self, model: ChatModel, feature: UnsupportedFeature) -> None:
         """Remember that ``model``'s vendor refused ``feature``."""
         key = model_key(model)
         self._refused[key] = self._refused.get(key, _NONE) | {feature}
         self._refusals += 1
+
+
+def schema_key(response_format: ResponseFormat) -> bytes:
+    """The key a refused native schema is remembered under (its JSON, keys sorted)."""
+    return orjson.dumps(response_format.schema, option=orjson.OPT_SORT_KEYS)
+
+
+def skip_refused_schema(ex: CallExecution, run: OutputRun, book: StrategyBook) -> None:
+    """Bind the call a step down when the vendor refused its native schema before
+    (``StrategyBook.refuse_schema``), as the call that heard the refusal was."""
+    rf = ex.response_format
+    if run.kind != "native" or rf is None or rf.schema is None or not book.schemas_refused:
+        return
+    if book.schema_refused(ex.model, schema_key(rf)):
+        profile = book.effective_profile(ex.model)
+        new = degrade("native", "native_output", profile)
+        if new is not None:
+            bind(ex, run, new, profile)
 
 
 def bind(ex: CallExecution, run: OutputRun, kind: StrategyKind, profile: ModelProfile,
@@ -180,7 +217,12 @@ def step_down(ex: CallExecution, run: OutputRun, tool_choice: ToolChoice | None,
     new = degrade(run.kind, feature, book.effective_profile(ex.model))
     if new is None:
         return False
-    book.refuse(ex.model, feature)
+    if error.schema_only and feature == "native_output" and ex.response_format is not None:
+        # this call's schema refused, not the feature: the model's other calls (a shared
+        # agent's other users, other schemas) keep the native strategy
+        book.refuse_schema(ex.model, schema_key(ex.response_format))
+    else:
+        book.refuse(ex.model, feature)
     if feature == "tools":
         run.strip_tools = True  # the agent's own tools cannot be offered either
     if new != run.kind:

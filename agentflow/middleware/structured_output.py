@@ -118,6 +118,7 @@ from agentflow.middleware.output_strategy import (
     StrategyBook,
     bind,
     prose_fallback,
+    skip_refused_schema,
     step_down,
 )
 from agentflow.middleware.output_text import text_reply
@@ -255,8 +256,10 @@ class StructuredOutputMiddleware(Middleware):
         return setup
 
     def _bind(self, ex: CallExecution, run: _Run, kind: StrategyKind) -> None:
-        """Set the call up for ``kind`` (``bind`` on the effective profile)."""
+        """Set the call up for ``kind`` (``bind`` on the effective profile), a
+        step down when the vendor refused this native schema before."""
         bind(ex, run, kind, self.effective_profile(ex.model))
+        skip_refused_schema(ex, run, self._book)
 
     # ------------------------------------------------------------ request
 

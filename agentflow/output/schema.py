@@ -33,6 +33,7 @@ from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError, create_
 from pydantic_core import PydanticCustomError
 from typing_extensions import is_typeddict
 
+from agentflow._nesting import nesting_depth
 from agentflow.errors import SchemaError
 from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
@@ -46,7 +47,7 @@ from agentflow.output.json_kinds_types import converts_keys
 from agentflow.output.json_schema import sent_schema
 from agentflow.output.schema_generator import OutputSchemaGenerator
 
-__all__ = ["OutputSpec"]
+__all__ = ["MAX_OUTPUT_DEPTH", "OutputSpec"]
 
 WRAP_FIELD = "result"
 
@@ -54,6 +55,14 @@ SPEC_CACHE_SIZE = 256
 """Output types whose ``OutputSpec`` stays cached (least recently used evicted)."""
 
 _NO_PROPERTIES: Mapping[str, Any] = {}
+MAX_OUTPUT_DEPTH = 200
+"""Deepest nesting of objects and lists an output may have (the output object
+is depth 1). Validation reads any depth JSON parsers read (1,024), but pydantic
+writes an output only to 254 levels and orjson to 255: a deeper valid output
+failed after it was accepted (the call's reply, a web event, a record) with an
+untyped serialization error. Deeper is a validation error the model reads."""
+_TOO_DEEP = ("the output nests objects or lists more than {limit} levels deep; no JSON "
+             "writer downstream takes that: give a flatter value")
 _EMPTY_OUTPUT = "the output is empty: give its fields ({fields}), even those with defaults"
 _ECHOED = ("the output is the schema's own properties ({keys}) written back, not values "
            "for them: give each field's value")
@@ -281,8 +290,14 @@ class OutputSpec:
         anything strict refuses takes the full path.
 
         Raises:
-            pydantic.ValidationError: listing each failing field.
+            pydantic.ValidationError: listing each failing field; an output
+                nested deeper than ``MAX_OUTPUT_DEPTH`` (``too_deep``).
         """
+        if isinstance(data, dict | list) and nesting_depth(data, MAX_OUTPUT_DEPTH) > (
+                MAX_OUTPUT_DEPTH):  # (the input is left out: its repr alone would recurse)
+            raise ValidationError.from_exception_data("output", [{
+                "type": PydanticCustomError("too_deep", _TOO_DEEP, {"limit": MAX_OUTPUT_DEPTH}),
+                "loc": (), "input": None}])
         props = self._plain.get("properties") or _NO_PROPERTIES
         if self.wrapped and unwrapped(data, self._plain) is data:
             renamed = result_under_other_key(data, self._plain, WRAP_FIELD)

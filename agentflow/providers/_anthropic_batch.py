@@ -67,8 +67,10 @@ STATUS_OF_ERROR_TYPE = {
     "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
     "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
     "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
+    "conflict_error": 409,
 }
-"""HTTP status of each Anthropic error ``type`` (docs.anthropic.com/en/api/errors),
+"""HTTP status of each Anthropic error ``type`` (docs.anthropic.com/en/api/errors;
+``conflict_error``: anthropic-sdk-python 2.10 ``types/shared/error_type.py``),
 for errors that arrive without one (stream ``error`` events, batch results)."""
 
 _PATH = "/v1/messages/batches"
@@ -198,6 +200,7 @@ class AnthropicBatchAPI(WireBatchAPI):
                 f"the results_url of batch {batch_id} is on another origin ({url}); the key is "
                 f"not sent there", location=url, status=None, vendor="anthropic")
         async with self._http.open(url) as response:
-            async for line in iter_lines(response):
+            async for line in iter_lines(response, self._http.client.settings.max_reply_bytes,
+                                         "anthropic"):
                 if line.strip():
                     yield result_of(line)

@@ -21,7 +21,7 @@ from agentflow.providers._anthropic_batch import STATUS_OF_ERROR_TYPE
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import default_error, error_body, error_message
 
-__all__ = ["VENDOR", "body_error", "map_error", "stream_error"]
+__all__ = ["VENDOR", "body_error", "detail_code", "map_error", "stream_error"]
 
 VENDOR = "anthropic"
 
@@ -67,6 +67,30 @@ required for long context requests.", anthropics/claude-code#29584): no retry
 helps, and none is the request's fault."""
 
 
+_SPENT_CODES = frozenset({
+    "contract_spend_limit_reached", "enforced_spend_limit_reached",
+    "linked_organization_spend_limit_reached", "linked_organization_billing_unavailable",
+})
+"""``error.details.error_code`` values of a spent contract, tier threshold or
+linked organization's limit (anthropic-sdk-python 2.10 ``_error_classes.py``
+``ERROR_CLASSES``: ``(429, "enforced_spend_limit_reached")`` "The organization
+has crossed the monthly API usage threshold of its API tier", ``(429,
+"contract_spend_limit_reached")`` "...reached the spend limit of its
+contract"; ``(402, "linked_organization_*")``): 429s the SDK retries by status
+alone, but no wait refills a monthly limit, so they are raised at once. A
+``ramp_limit_exceeded`` 429 ("Retry after the time in the ``retry-after``
+header") stays a ``RateLimitedError``."""
+
+
+def detail_code(data: Any) -> str | None:
+    """``error.details.error_code`` of an Anthropic error body, or ``None``
+    (anthropic-sdk-python 2.10 ``_exceptions.extract_error_code``)."""
+    error = data.get("error") if isinstance(data, Mapping) else None
+    details = error.get("details") if isinstance(error, Mapping) else None
+    code = details.get("error_code") if isinstance(details, Mapping) else None
+    return code if isinstance(code, str) else None
+
+
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """An Anthropic error (``{"type":"error","error":{"type","message"}}``) as a
     ``ProviderError``: by status (529 -> ``OverloadedError``, 429 ->
@@ -74,13 +98,16 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderE
     feature -> ``UnsupportedFeatureError``; a 400/413 "prompt is too long: N tokens >
     M maximum" (or "input length and `max_tokens` exceed context limit") ->
     ``ContextLengthError``; a 400 or 429 saying the balance or spending limit
-    is spent (``_SPENT``) -> ``QuotaExceededError`` (never retried)."""
+    is spent (``_SPENT``), or whose ``error.details.error_code`` says a spend
+    limit is reached (``_SPENT_CODES``) -> ``QuotaExceededError`` (never retried)."""
     message, code, data = error_message(body)
     too_long = context_length_error(VENDOR, status, message, code, data)
     if too_long is not None:
         return too_long
-    if status in (400, 429) and any(words in message.lower() for words in _SPENT):
-        return QuotaExceededError(message, status=status, code=code, vendor=VENDOR)
+    detail = detail_code(data)
+    if detail in _SPENT_CODES or (
+            status in (400, 429) and any(words in message.lower() for words in _SPENT)):
+        return QuotaExceededError(message, status=status, code=detail or code, vendor=VENDOR)
     if status == 400:
         feature = _unsupported(message)
         if feature is not None:

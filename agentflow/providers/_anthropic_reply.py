@@ -75,12 +75,21 @@ def merge_usage(usage: dict[str, Any], delta: Mapping[str, Any]) -> None:
 
 def usage_of(raw: Mapping[str, Any]) -> Usage:
     """Anthropic counts cache reads/writes apart from ``input_tokens``; ours
-    include them."""
+    include them. ``reasoning_tokens`` is ``output_tokens_details.thinking_tokens``:
+    "Number of output tokens the model generated as internal reasoning ...
+    Always <= ``output_tokens``" (anthropic-sdk-python 2.10
+    ``types/output_tokens_details.py``, on ``Usage`` and on the cumulative
+    ``MessageDeltaUsage``); it counts the raw reasoning, not the summarized
+    thinking text returned, so no count of the text could stand for it."""
     cached = int(raw.get("cache_read_input_tokens") or 0)
     written = int(raw.get("cache_creation_input_tokens") or 0)
     given = int(raw.get("input_tokens") or 0)
+    details = raw.get("output_tokens_details")  # optional, observability only: never fatal
+    count = details.get("thinking_tokens") if isinstance(details, Mapping) else None
+    thinking = count if isinstance(count, int) and not isinstance(count, bool) else 0
     return counted(Usage(input_tokens=given + cached + written,
-                         output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached),
+                         output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached,
+                         reasoning_tokens=thinking),
                    given, written)
 
 

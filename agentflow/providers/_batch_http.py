@@ -20,9 +20,10 @@ from agentflow._logging import get_logger
 from agentflow.errors import OverloadedError, RateLimitedError, ServerError
 from agentflow.providers._exchange import Exchange
 from agentflow.providers._http import HttpClient
+from agentflow.providers._reply_cap import cap_reply
 from agentflow.providers._retry import retryable
 
-__all__ = ["BatchHttp", "ClosingBatchAPI", "require_mapping"]
+__all__ = ["BatchHttp", "ClosingBatchAPI", "read_capped", "require_mapping"]
 
 _log = get_logger("agentflow.batch")
 
@@ -77,7 +78,7 @@ class BatchHttp:
                 is not JSON.
         """
         async with self.open(path, body) as response:
-            return _parsed(self.vendor, await response.read())
+            return _parsed(self.vendor, await read_capped(self.client, response))
 
     def open(self, path: str, body: Mapping[str, Any] | None = None) -> Exchange:
         """``async with``: the 2xx response of ``GET path`` (``body=None``) or
@@ -98,7 +99,7 @@ class BatchHttp:
         for attempt in range(settings.max_retries + 1):
             try:
                 async with self._once.open(path, body) as response:
-                    return _parsed(self.vendor, await response.read())
+                    return _parsed(self.vendor, await read_capped(self._once, response))
             except (RateLimitedError, OverloadedError) as exc:
                 if attempt >= settings.max_retries or not retryable(exc, settings):
                     raise  # spent, the server said no (x-should-retry) or asks too long a wait
@@ -109,6 +110,21 @@ class BatchHttp:
                           error=type(exc).__name__, wait=wait)
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def read_capped(client: HttpClient, response: Any) -> bytes:
+    """The whole body of a batch API's JSON reply (a poll, a listing, a
+    creation), at most ``HttpSettings.max_reply_bytes`` of it (``cap_reply``):
+    a server answering a poll with an endless body fails it with
+    ``ReplyTooLargeError`` instead of filling the memory. Results files are
+    read line by line instead (``iter_lines``, each line capped).
+
+    Raises:
+        ReplyTooLargeError: the body passed the limit.
+    """
+    cap_reply(response, client.settings.max_reply_bytes, client.vendor)
+    body: bytes = await response.read()
+    return body
 
 
 def _parsed(vendor: str, raw: bytes) -> Any:

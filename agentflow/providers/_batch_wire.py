@@ -53,7 +53,12 @@ from agentflow.providers._batch_checks import (
     malformed_line,
     same_origin,
 )
-from agentflow.providers._batch_http import BatchHttp, ClosingBatchAPI, require_mapping
+from agentflow.providers._batch_http import (
+    BatchHttp,
+    ClosingBatchAPI,
+    read_capped,
+    require_mapping,
+)
 from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import ReplyGuard
 
@@ -66,6 +71,7 @@ __all__ = [
     "check_batch",
     "check_size",
     "malformed_line",
+    "read_capped",
     "read_status",
     "require_mapping",
     "same_origin",

@@ -67,6 +67,7 @@ from agentflow.providers._batch_wire import (
     require_mapping,
 )
 from agentflow.providers._context_errors import item_kind
+from agentflow.providers._gemini_errors import MISSING_SIGNATURE, missing_signature
 from agentflow.providers._gemini_files import CHUNK_BYTES, MAX_FILE_BYTES, upload_file
 from agentflow.providers._http import HttpClient
 from agentflow.providers._payload import dump_json
@@ -139,7 +140,11 @@ def batch_status(data: Mapping[str, Any]) -> BatchStatus:
 
 
 def _item_error(error: Any) -> BatchItemError:
-    """A google.rpc.Status of one request (``code``: gRPC, or HTTP when >= 100)."""
+    """A google.rpc.Status of one request (``code``: gRPC, or HTTP when >= 100).
+    A request refused for a function call without its thought signature
+    (the 400 "Function call is missing a thought_signature") has the code
+    ``MISSING_SIGNATURE`` and the live error's message, which names the fix
+    (``missing_signature``), not only ``INVALID_ARGUMENT``."""
     node = error if isinstance(error, Mapping) else {}
     code = node.get("code")
     status = None
@@ -149,6 +154,9 @@ def _item_error(error: Any) -> BatchItemError:
     message = node.get("message")
     text = message if isinstance(message, str) else str(error)[:200]
     label = name if isinstance(name, str) else (str(code) if code is not None else None)
+    if status == 400 and "missing a thought_signature" in text.lower():
+        refused = missing_signature(text, status=status)
+        return BatchItemError("error", refused.message, code=MISSING_SIGNATURE, status=status)
     return BatchItemError(item_kind("gemini", status, text, label), text, code=label,
                           status=status)
 
@@ -294,6 +302,7 @@ class GeminiBatchAPI(WireBatchAPI):
         if isinstance(file, str) and file:
             path = f"{file}:download?alt=media"
             async with self._http.open(path) as response:
-                async for line in iter_lines(response):
+                async for line in iter_lines(
+                        response, self._http.client.settings.max_reply_bytes, "gemini"):
                     if line.strip():
                         yield _line(line)

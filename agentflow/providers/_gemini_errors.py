@@ -152,7 +152,8 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes, *,
     if status == 400 and "function calling with a response mime type" in lowered:
         return UnsupportedFeatureError(message, feature="native_output", **kw)
     if status == 400 and (_refuses_response_schema(lowered) or TOO_MANY_STATES in lowered):
-        return UnsupportedFeatureError(message, feature="native_output", **kw)
+        # this schema refused (a keyword, its size), not response schemas as such
+        return UnsupportedFeatureError(message, feature="native_output", schema_only=True, **kw)
     if status == 400 and _refuses_parameters(lowered):
         return UnsupportedFeatureError(message, feature="tool_schema", **kw)
     if status == 400 and "function calling is not enabled" in lowered:

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from agentflow.errors import RedirectError, ServerError
-from agentflow.providers._batch_wire import BatchHttp, same_origin
+from agentflow.providers._batch_wire import BatchHttp, read_capped, same_origin
 
 __all__ = ["CHUNK_BYTES", "MAX_FILE_BYTES", "start_url", "upload_file"]
 
@@ -77,7 +77,7 @@ async def upload_file(http: BatchHttp, content: bytes, *, media_type: str, displ
     async with http.client.open(start_url(http.base_url), {"file": {"displayName": display_name}},
                                 headers=headers) as response:
         url = response.headers.get("X-Goog-Upload-URL")
-        await response.read()
+        await read_capped(http.client, response)
     if not url:
         raise ServerError("the Files API started an upload without an X-Goog-Upload-URL",
                           vendor=vendor)
@@ -93,7 +93,7 @@ async def upload_file(http: BatchHttp, content: bytes, *, media_type: str, displ
                 "X-Goog-Upload-Command": command, "X-Goog-Upload-Offset": str(offset),
                 "content-type": "application/octet-stream"}) as response:
             status = response.headers.get("X-Goog-Upload-Status")
-            raw = await response.read()
+            raw = await read_capped(http.client, response)
         offset += len(chunk)
         if not last:
             if status != "active":

@@ -58,14 +58,23 @@ _FINISH: dict[str, FinishReason] = {
     "UNEXPECTED_TOOL_CALL": "error", "TOO_MANY_TOOL_CALLS": "error",
     "LANGUAGE": "content_filter", "IMAGE_PROHIBITED_CONTENT": "content_filter",
     "IMAGE_RECITATION": "content_filter", "MALFORMED_RESPONSE": "error",
+    "ESCALATION": "content_filter", "MODEL_ARMOR": "content_filter",
+    "PUP_LIMITED_DISABLED": "content_filter", "CONTINUATION": "length",
 }
 """The API's ``FinishReason`` values. ``LANGUAGE`` ("flagged for using an
 unsupported language") and the image filters stop a reply as ``SAFETY`` does
 (microsoft/agent-framework-go#1100: unmapped, such a reply was an empty
 answer); ``MALFORMED_RESPONSE`` ends a generation that failed (sent again, it
-may succeed). ``MISSING_THOUGHT_SIGNATURE`` is not here: it faults the request's
-history, not the generation, and fails the same on every retry (``end`` raises
-``missing_signature``). Any other value is ``other``."""
+may succeed). From google-genai 3.3 ``types.FinishReason``: ``ESCALATION``
+("filtered by an escalation rule"), ``MODEL_ARMOR`` ("blocked by Model
+Armor") and ``PUP_LIMITED_DISABLED`` ("the user account is limited or
+disabled due to Prohibited Use Policy violations") stop a reply as a filter
+does; ``CONTINUATION`` ("reached the per-request token limit, but generation
+is not yet complete") is a cut reply, as ``MAX_TOKENS`` is: read as
+``other`` it passed for a whole answer. ``MISSING_THOUGHT_SIGNATURE`` is
+not here: it faults the request's history, not the generation, and fails
+the same on every retry (``end`` raises ``missing_signature``). Any other
+value is ``other``."""
 _UNEXPLAINED = frozenset({"OTHER", "FINISH_REASON_UNSPECIFIED"})
 """Finish reasons that say nothing: with no text and no call, the generation
 failed (``{"finishReason": "OTHER", "index": 0}`` and no content,

@@ -50,9 +50,10 @@ from agentflow.batch_api.protocol import (
     BatchStatus,
 )
 from agentflow.errors import ServerError
-from agentflow.providers._batch_wire import BatchHttp, ClosingBatchAPI
+from agentflow.providers._batch_wire import BatchHttp, ClosingBatchAPI, read_capped
 from agentflow.providers._context_errors import item_kind
 from agentflow.providers._http import HttpClient
+from agentflow.providers._streams import iter_lines
 
 __all__ = ["OPENAI_BATCH_LIMITS", "OpenAIBatchAPI", "batch_line", "parse_output_line"]
 
@@ -163,7 +164,7 @@ class OpenAIBatchAPI(ClosingBatchAPI):
         method = "GET" if body is None else "POST"
         async with self._http.open(path, body or {}, method=method,
                                    raw=b"" if body is None else None) as response:
-            data = orjson.loads(await response.read())
+            data = orjson.loads(await read_capped(self._http, response))
         if not isinstance(data, dict):
             raise ServerError(f"malformed reply from openai batch API: {str(data)[:200]}",
                               vendor=self._http.vendor)
@@ -190,7 +191,7 @@ class OpenAIBatchAPI(ClosingBatchAPI):
         body, content_type = _multipart({"purpose": "batch"}, "agentflow-batch.jsonl", content)
         async with self._http.open("files", {}, raw=body,
                                    headers={"content-type": content_type}) as response:
-            uploaded = orjson.loads(await response.read())
+            uploaded = orjson.loads(await read_capped(self._http, response))
         file_id = uploaded.get("id") if isinstance(uploaded, dict) else None
         if not isinstance(file_id, str):
             raise ServerError(f"the file upload returned no id: {str(uploaded)[:200]}",
@@ -243,21 +244,21 @@ class OpenAIBatchAPI(ClosingBatchAPI):
                 continue
             async with self._http.open(f"files/{quote(file_id, safe='')}/content", {},
                                        method="GET", raw=b"") as response:
-                content = await response.read()
-            for raw in content.splitlines():
-                if not raw.strip():
-                    continue
-                try:
-                    line = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    _log.warning("batch.bad_line", batch_id=batch_id, line=raw[:200].decode(
-                        errors="replace"))
-                    continue
-                result = parse_output_line(line)
-                if result is None:
-                    _log.warning("batch.bad_line", batch_id=batch_id, line=str(line)[:200])
-                    continue
-                yield result
+                # line by line, each capped: the file of a large batch is never held whole
+                async for raw in iter_lines(response, self._http.settings.max_reply_bytes,
+                                            self._http.vendor):
+                    if not raw.strip():
+                        continue
+                    try:
+                        line = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        _log.warning("batch.bad_line", batch_id=batch_id, line=raw[:200])
+                        continue
+                    result = parse_output_line(line)
+                    if result is None:
+                        _log.warning("batch.bad_line", batch_id=batch_id, line=str(line)[:200])
+                        continue
+                    yield result
 
     async def cancel(self, batch_id: str) -> None:
         """``POST /batches/{id}/cancel`` (a terminal batch is left as it is)."""

@@ -77,7 +77,7 @@ class ChunkParser:
 
     __slots__ = ("_alias", "_args", "_choice", "_details", "_ending", "_ids", "_last",
                  "_logprobs", "_model", "_names", "_next", "_refused", "_reply_id", "_so_far",
-                 "_texted", "_tools_seen", "_top", "_usage", "terminal")
+                 "_texted", "_tools_seen", "_top", "_usage", "stream_deltas", "terminal")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
@@ -109,6 +109,8 @@ class ChunkParser:
         """OpenRouter's ``reasoning_details`` so far (``_reasoning_details``)."""
         self._so_far: dict[str, SoFar] = {}
         """Per channel (``content``, ``reasoning``): the text so far (``new_text``)."""
+        self.stream_deltas: bool | None = None
+        """The endpoint's ``ModelProfile.cumulative_stream_deltas`` (``new_text``'s ``known``)."""
 
     def feed(self, payload: Mapping[str, Any]) -> list[ModelChunk]:
         """The chunks of one payload."""
@@ -194,7 +196,8 @@ class ChunkParser:
         reasoning = (delta.get("reasoning_content") or delta.get("reasoning")
                      or delta.get("reasoning_text"))
         if reasoning and isinstance(reasoning, str):
-            reasoning = new_text(self._so_far, "reasoning", reasoning)
+            reasoning = new_text(self._so_far, "reasoning", reasoning, False,
+                                 self.stream_deltas)
             if reasoning:
                 out.append(ThinkingDelta(reasoning))
         opaque = delta.get("reasoning_opaque")  # GitHub Copilot's, with reasoning_text
@@ -213,7 +216,8 @@ class ChunkParser:
                     seen.parts.append(content)  # an incremental delta: ``new_text``'s fast path
                     seen.size += len(content)
                 else:
-                    content = new_text(self._so_far, "content", content, self._ending)
+                    content = new_text(self._so_far, "content", content, self._ending,
+                                       self.stream_deltas)
             if content:
                 self.text(content, out)
         refusal = delta.get("refusal")

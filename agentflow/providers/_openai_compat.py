@@ -132,6 +132,11 @@ class OpenAICompatibleModel(OpenAISending):
     env_aliases: ClassVar[tuple[str, ...]] = ()
     default_base_url: ClassVar[str] = ""
     own_hosts: ClassVar[tuple[str, ...]] = ()
+    own_stream_deltas: ClassVar[bool | None] = None
+    """How the vendor's own hosts stream a reply's text, as its docs say
+    (``ModelProfile.cumulative_stream_deltas``): put in the looked-up profile
+    of a model at one of them; elsewhere (a proxy, a server of another kind
+    under this adapter) it stays unknown unless the profile says."""
     chat_path: ClassVar[str] = "chat/completions"
     profile_rules: ClassVar[Sequence[ProfileRule]] = ()
     default_profile: ClassVar[ModelProfile] = GENERIC_PROFILE
@@ -222,6 +227,9 @@ class OpenAICompatibleModel(OpenAISending):
                 inline = inline_thinking_for_model(model)  # a reasoning model, no parser
                 if inline is not None:
                     profile = profile.with_(inline_thinking=inline)
+            if (self.own_host and self.own_stream_deltas is not None
+                    and profile.cumulative_stream_deltas is None):
+                profile = profile.with_(cumulative_stream_deltas=self.own_stream_deltas)
         self._profile = profile
         self._parser_type = think_tag_parser(self.parser_class, profile.inline_thinking)
         if tool_markups is None:

@@ -67,9 +67,13 @@ def content_parts(parts: Sequence[Any]) -> tuple[str, str]:
     return "".join(thought), "".join(text)
 
 
-def new_text(so_far: dict[str, SoFar], channel: str, piece: str, ending: bool = False) -> str:
+def new_text(so_far: dict[str, SoFar], channel: str, piece: str, ending: bool = False,
+             known: bool | None = None) -> str:
     """What ``piece`` adds to the ``channel`` text in ``so_far`` (updated);
-    ``ending``: its payload carries the finish reason.
+    ``ending``: its payload carries the finish reason; ``known``: the
+    endpoint's ``ModelProfile.cumulative_stream_deltas`` (``False``: every
+    piece is new text, read as it comes, no guess; ``True``: every piece is
+    the whole text so far, from the first; ``None``: guessed, as follows).
 
     Some OpenAI-compatible paths stream ``content`` and ``reasoning_content``
     *cumulatively*, each delta the whole text so far (DashScope's Coding Plan
@@ -91,7 +95,12 @@ def new_text(so_far: dict[str, SoFar], channel: str, piece: str, ending: bool = 
     long as the text so far is compared: an incremental stream pays no join."""
     seen = so_far.get(channel)
     if seen is None:
-        so_far[channel] = SoFar(piece)
+        seen = so_far[channel] = SoFar(piece)
+        seen.cumulative = known is True
+        return piece
+    if known is False:
+        seen.parts.append(piece)
+        seen.size += len(piece)
         return piece
     if len(piece) > seen.size and (seen.cumulative or len(seen.text().strip()) > 2):
         text = seen.text()

@@ -40,6 +40,7 @@ from agentflow.providers._openai_refusals import (
     reasoning_refused,
     roles_refused,
     schema_carrier,
+    schema_refused,
     unsupported_feature,
 )
 
@@ -120,7 +121,8 @@ def openai_error(
             feature = unsupported_feature(message, _param(data))
             if feature is not None:
                 return UnsupportedFeatureError(message, feature=feature, status=status,
-                                               code=code, vendor=vendor)
+                                               code=code, vendor=vendor,
+                                               schema_only=schema_refused(message))
         if call_ids_refused(message) or roles_refused(message) or content_refused(message):
             # a chat template's or the server's refusal of the request: never retried
             return BadRequestError(message, status=status, code=code, vendor=vendor)
@@ -134,7 +136,7 @@ def openai_error(
         feature = unsupported_feature(message, _param(data))
         if feature is not None:
             return UnsupportedFeatureError(message, feature=feature, status=status, code=code,
-                                           vendor=vendor)
+                                           vendor=vendor, schema_only=schema_refused(message))
     return default_error(vendor, status, headers, body)
 
 
@@ -221,6 +223,7 @@ def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | No
     if "invalid_request" in kind:
         feature = unsupported_feature(message, err.get("param"))
         if feature is not None:
-            return UnsupportedFeatureError(message, feature=feature, **kw)
+            return UnsupportedFeatureError(message, feature=feature,
+                                           schema_only=schema_refused(message), **kw)
         return BadRequestError(message, **kw)
     return ServerError(message, **kw)

@@ -34,6 +34,10 @@ _FINISH: dict[str, FinishReason] = {
     "language": "content_filter", "image_safety": "content_filter",
     "image_prohibited_content": "content_filter", "image_recitation": "content_filter",
     "malformed_function_call": "error", "timeout": "error",
+    "malformed_response": "error", "unexpected_tool_call": "error",
+    "too_many_tool_calls": "error", "continuation": "length",
+    "escalation": "content_filter", "model_armor": "content_filter",
+    "pup_limited_disabled": "content_filter",
 }
 """``abort``: vLLM and SGLang end a request their engine aborted (shutdown, a
 scale-down or sleep pause, an abort request) with it over HTTP 200 and then

@@ -24,6 +24,7 @@ __all__ = [
     "reasoning_refused",
     "roles_refused",
     "schema_carrier",
+    "schema_refused",
     "unsupported_feature",
 ]
 
@@ -157,6 +158,16 @@ def unsupported_feature(message: str, param: Any = None) -> UnsupportedFeature |
         if words.search(message):
             return feature
     return None
+
+
+def schema_refused(message: str) -> bool:
+    """Whether an error message refuses the schema the request carried (invalid
+    for the native path, ``_SCHEMA_REFUSAL``; a keyword Gemini's response schema
+    does not take, ``_RESPONSE_SCHEMA_REFUSAL``; beyond a constrained-decoding
+    engine, ``_ENGINE_REFUSAL``), not the feature: another schema would pass
+    (``UnsupportedFeatureError.schema_only``)."""
+    return bool(_SCHEMA_REFUSAL.search(message) or _ENGINE_REFUSAL.search(message)
+                or _RESPONSE_SCHEMA_REFUSAL.search(message))
 
 
 def engine_refused(message: str) -> bool:

@@ -130,7 +130,8 @@ def refused_part(
     if isinstance(error, UnsupportedFeatureError) and error.feature == carrier:
         return error
     return UnsupportedFeatureError(error.message, feature=carrier, status=error.status,
-                                   code=error.code, vendor=error.vendor)
+                                   code=error.code, vendor=error.vendor,
+                                   schema_only=True)  # the engine refused this schema
 
 
 def refused_token_field(message: str, body: Mapping[str, Any]) -> str | None:

@@ -13,7 +13,7 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
@@ -28,7 +28,7 @@ from agentflow.errors import (
     ServerError,
     TruncatedStreamError,
 )
-from agentflow.model import FinishChunk, ModelChunk
+from agentflow.model import FinishChunk, ModelChunk, ModelProfile
 from agentflow.providers._http import error_body, error_message
 from agentflow.providers._markup import MarkupFilter
 from agentflow.providers._openai_chunks import ChunkParser
@@ -59,6 +59,7 @@ class OpenAIReplyHooks:
     ``ServerError`` an unknown code would be; in a 4xx reply, a
     ``ModeratedRequestError`` (also a ``BadRequestError``)."""
     _parser_type: type[ChunkParser]
+    _profile: ModelProfile
     """The parser this model's replies are read with (``parser_class``, or a
     ``_think_tags`` parser when its profile has ``inline_thinking``)."""
 
@@ -132,7 +133,8 @@ class OpenAIReplyHooks:
         guard.end()
         return chunks
 
-    async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter
+    async def _read_stream(self, response: aiohttp.ClientResponse, markup: MarkupFilter,
+                           check_usage: Callable[[int], None] | None = None
                            ) -> AsyncIterator[ModelChunk]:
         """The chunks of a streamed reply (SSE ``chat.completion.chunk`` events):
         asked for, or sent by a proxy that forces streaming on a whole-reply request.
@@ -147,12 +149,16 @@ class OpenAIReplyHooks:
         connection open after it (earendil-works/pi#7954) made the whole reply
         wait for ``read_timeout`` and fail as a ``ProviderTimeoutError``.
 
+        ``check_usage``: called with each usage chunk's input tokens (a
+        check that raises: ``OpenAISending._check_cut``).
+
         Raises:
             TruncatedStreamError / ProviderConnectionError: it ended before its
                 terminal marker or without a finish reason; a malformed event.
             ProviderError: an error event.
         """
         parser = self._parser_type()
+        parser.stream_deltas = self._profile.cumulative_stream_deltas
         guard = ReplyGuard(self.vendor, stream=True)
         done = received = finished = False
         read = partial(self.read_payload, parser, guard=guard)  # no Python frame per event
@@ -181,12 +187,18 @@ class OpenAIReplyHooks:
                 return
             for chunk in markup.feed(chunks) if filtering else chunks:
                 finished = finished or chunk.type == "finish"
+                if check_usage is not None and chunk.type == "usage":
+                    check_usage(chunk.usage.input_tokens)
                 yield chunk
             done = done or parser.terminal
         await events.aclose()
         for chunk in markup.feed(guard.fold(close_parser, parser)):
+            if check_usage is not None and chunk.type == "usage":
+                check_usage(chunk.usage.input_tokens)
             yield chunk
         for chunk in markup.close():
+            if check_usage is not None and chunk.type == "usage":
+                check_usage(chunk.usage.input_tokens)
             yield chunk
         if not done and not finished:  # a finish_reason then EOF lost nothing (no [DONE]:
             if not received:              # ik_llama.cpp, text-generation-webui, gateways)

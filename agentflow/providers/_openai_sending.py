@@ -11,6 +11,7 @@ Wire facts: shared/providers.md section 1 (OpenAI Chat Completions).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 import aiohttp
@@ -111,18 +112,13 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
             yield started
             return
         exchange, streaming = started
-        window = self._profile.context_window
         async with exchange as response:
-            source = await self._reply_source(exchange, response, streaming, markup)
+            source = await self._reply_source(exchange, response, streaming, markup, messages)
             if isinstance(source, list):  # a whole reply: its chunks, read at once
                 for chunk in source:
-                    if chunk.type == "usage" and window:
-                        self._check_cut(messages, window, chunk.usage.input_tokens)
                     yield chunk
                 return
             async for chunk in source:
-                if chunk.type == "usage" and window:
-                    self._check_cut(messages, window, chunk.usage.input_tokens)
                 yield chunk
 
     async def whole_reply(
@@ -166,16 +162,12 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
                 if plain.reason is not None:
                     reply.add(FinishChunk(plain.reason, "", plain.model, plain.reply_id))
                 return
-            source = await self._reply_source(exchange, response, streaming, markup)
+            source = await self._reply_source(exchange, response, streaming, markup, messages)
             if isinstance(source, list):
                 for chunk in source:
-                    if chunk.type == "usage" and window:
-                        self._check_cut(messages, window, chunk.usage.input_tokens)
                     reply.add(chunk)
                 return
             async for chunk in source:
-                if chunk.type == "usage" and window:
-                    self._check_cut(messages, window, chunk.usage.input_tokens)
                 reply.add(chunk)
 
     async def _start(
@@ -217,11 +209,13 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
 
     async def _reply_source(
         self, exchange: Exchange, response: aiohttp.ClientResponse, streaming: bool,
-        markup: MarkupFilter,
+        markup: MarkupFilter, messages: Sequence[Msg],
     ) -> list[ModelChunk] | AsyncIterator[ModelChunk]:
-        """The chunks of the reply ``response``: a list for a whole reply (read
-        at once), else an iterator over its stream, whatever content type a
-        proxy gives it."""
+        """The chunks of the reply ``response`` to ``messages``: a list for a
+        whole reply (read at once), else an iterator over its stream, whatever
+        content type a proxy gives it; their usage checked for a silent cut
+        either way (``_checked``, ``_read_stream``'s ``check_usage``: no
+        Python frame per chunk)."""
         if sse_response(response) or (streaming and response.content_type in STREAM_TYPES):
             source: Any = response  # a stream, asked for or forced by a proxy
         else:  # (any other type was read whole by the transport's check: parsed)
@@ -231,11 +225,23 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
                 guard = ReplyGuard(self.vendor, stream=False)
                 if data is NOT_PARSED:
                     data = guard.load(raw)
-                return self.whole_chunks(guard, data, markup)
+                return self._checked(self.whole_chunks(guard, data, markup), messages)
             # events under another content type (text/plain, application/json), or
             # chunks one a line without ``data:`` (xorbitsai/inference#523)
             source = BufferedBody(raw, response)
-        return self._read_stream(source, markup)
+        window = self._profile.context_window
+        return self._read_stream(source, markup,
+                                 partial(self._check_cut, messages, window) if window else None)
+
+    def _checked(self, chunks: list[ModelChunk], messages: Sequence[Msg]) -> list[ModelChunk]:
+        """``chunks`` (a whole reply's), their usage checked for a silent cut
+        (``_check_cut``, when the profile knows the window): one call per reply."""
+        window = self._profile.context_window
+        if window:
+            for chunk in chunks:
+                if chunk.type == "usage":
+                    self._check_cut(messages, window, chunk.usage.input_tokens)
+        return chunks
 
     def _check_cut(self, messages: Sequence[Msg], window: int, evaluated: int) -> None:
         """Refuse a reply over a prompt the server cut to its ``window`` without

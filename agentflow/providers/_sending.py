@@ -4,7 +4,8 @@ headers), admitted by the rate governor (``_admit``), sent once (``_send``: a
 3xx is a ``RedirectError``, a 4xx/5xx the vendor's mapped error, a 2xx body a
 vendor's ``BodyErrorCheck`` flags its error, a 2xx that is empty or an HTML
 page, a whole body whose JSON is cut off or malformed, or an event stream
-that ends with no event, an ``UnexpectedReplyError``; the governor told what
+that ends with no event, an ``UnexpectedReplyError``; an event stream whose
+first event carries an error, that error, as a refusal (``_stream_head``); the governor told what
 the reply's rate-limit headers said), and retried after a retryable failure
 with backoff and jitter (``_send_with_retries``, tenacity; ``_retry`` holds
 the policy). ``RequestSteps`` is ``HttpClient``'s base class: it holds these
@@ -58,7 +59,7 @@ from agentflow.providers._http_settings import (
 from agentflow.providers._payload import NOT_PARSED, dump_json
 from agentflow.providers._reply_cap import cap_reply
 from agentflow.providers._retry import Wait, retryable
-from agentflow.providers._streams import has_event
+from agentflow.providers._streams import first_payload, has_event
 from agentflow.ratelimit import RateGovernor, RateLease, estimate_request_tokens
 
 __all__ = ["HEAD_BYTES", "RequestSteps", "Sent"]
@@ -222,21 +223,22 @@ class RequestSteps:
                 response.release()
             error = server_verdict(self._map_error(response.status, response.headers, body),
                                    response.headers)
-            if error.retry_after is None and isinstance(error, RateLimitedError | OverloadedError):
-                error.retry_after = implied_retry_after(
-                    response.headers, error.message, self._bucket_reset(response.headers),
-                    error_message(body)[2])
-            if lease is not None and isinstance(error, RateLimitedError):
-                hint = error.retry_after
-                lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
-            raise error
+            raise self._waits(error, response, body, lease)
         if not self._replies:  # a batch API's file or operation: no model reply to check
             return response, NOT_PARSED, b""
         content_type = response.content_type  # parsed from the header: read once
         if content_type in HTML_TYPES or response.content_length == 0:
             raise await self._no_reply(response)  # retried as a 5xx is
         if content_type in STREAM_TYPES:
-            return response, NOT_PARSED, await self._stream_head(response)
+            ndjson = content_type == "application/x-ndjson"
+            check = self._body_error
+            head = await self._stream_head(response, ndjson if check is not None else None)
+            if check is not None and (first := first_payload(head, ndjson)) is not None:
+                early = check(response.headers, first, NOT_JSON)
+                if early is not None:  # (nothing of it reached the caller: _stream_head)
+                    response.release()
+                    raise self._waits(early, response, first, lease)
+            return response, NOT_PARSED, head
         parsed = NOT_PARSED
         if self._body_error is not None:
             body = await self._read_whole(response)
@@ -256,6 +258,20 @@ class RequestSteps:
                 response.release()
                 raise in_body
         return response, parsed, b""
+
+    def _waits(self, error: ProviderError, response: aiohttp.ClientResponse, body: bytes,
+               lease: RateLease | None) -> ProviderError:
+        """``error`` (the reply's, ``body`` its text), its wait implied where
+        the server named none (a 429 or an overload whose message or bucket
+        headers say when), the governor told of a rate limit."""
+        if error.retry_after is None and isinstance(error, RateLimitedError | OverloadedError):
+            error.retry_after = implied_retry_after(
+                response.headers, error.message, self._bucket_reset(response.headers),
+                error_message(body)[2])
+        if lease is not None and isinstance(error, RateLimitedError):
+            hint = error.retry_after
+            lease.throttled(None if hint is None else min(hint, self.settings.max_retry_after))
+        return error
 
     def _read_failed(self, response: aiohttp.ClientResponse, exc: BaseException, when: str,
                      broke: str) -> ProviderError:
@@ -287,12 +303,25 @@ class RequestSteps:
             response.release()
             raise
 
-    async def _stream_head(self, response: aiohttp.ClientResponse) -> bytes:
+    async def _stream_head(self, response: aiohttp.ClientResponse, ndjson: bool | None
+                           ) -> bytes:
         """The first bytes of an event stream, up to its first event (past
         any keep-alive comments, at most about ``HEAD_BYTES`` of them): a
         stream that ends before one is no reply, and nothing of it has
         reached the caller yet, so it is retried like an empty body.
         ``response`` is released on failure.
+
+        With ``ndjson`` (not ``None``: the vendor checks bodies, a
+        ``BodyErrorCheck``), up to the end of that first event (an NDJSON
+        line when ``ndjson``): ``_send`` reads its payload with the check,
+        and an error it carries (an ``{"error": ...}`` event: a 429 or an
+        overload the server met once it had sent its 200) is raised as the
+        refusal it stands for, not ``partial``: nothing of the stream has
+        reached the caller, so the request is as safe to send again as one
+        the server refused, under the same policy (``_retry``: backoff,
+        ``Retry-After``, ``max_retries``; the governor told of a rate limit).
+        An error event after the first is the reader's (``partial``:
+        ``stream_retries``), whatever the network delivered with the first.
 
         Raises:
             UnexpectedReplyError: the stream ended with no event (``eventless_stream``).
@@ -303,8 +332,11 @@ class RequestSteps:
         try:
             async for raw in response.content.iter_any():
                 head += raw
-                if has_event(head) or len(head) > HEAD_BYTES:
+                if len(head) > HEAD_BYTES or (has_event(head) and (
+                        ndjson is None or first_payload(head, ndjson) is not None)):
                     return head
+            if has_event(head):  # it ended within its first event: the reader's to judge
+                return head
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise self._read_failed(
                 response, exc, f"before the first event of the reply from {self.vendor}",

@@ -26,12 +26,13 @@ from typing import Any
 import aiohttp
 import orjson
 
-from agentflow.errors import ProviderConnectionError
+from agentflow.errors import ProviderConnectionError, ReplyTooLargeError
 
 __all__ = [
     "BufferedBody",
     "HeadedResponse",
     "SSEEvent",
+    "first_payload",
     "has_event",
     "iter_lines",
     "iter_ndjson",
@@ -51,6 +52,28 @@ def has_event(head: bytes) -> bool:
     byte-order mark, blank lines and SSE comments (keep-alives): a line of
     an event (or an NDJSON line, or anything a reader will refuse)."""
     return _CONTENT_LINE.search(head.removeprefix(b"\xef\xbb\xbf")) is not None
+
+
+def first_payload(head: bytes, ndjson: bool) -> bytes | None:
+    """The payload of the first event of ``head``, the start of a streamed
+    body: the first SSE event's ``data`` (its lines joined; comments, blank
+    lines and a block of other fields only are no event), or the first NDJSON
+    line (``ndjson``); ``None`` while ``head`` does not hold it whole."""
+    text = head.removeprefix(b"\xef\xbb\xbf")
+    if b"\r" in text:
+        text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    lines = text.split(b"\n")[:-1]  # (the last is not ended yet)
+    if ndjson:
+        return next((line for line in lines if line.strip()), None)
+    data: list[bytes] = []
+    for line in lines:
+        if not line:
+            if data and (len(data) > 1 or data[0]):
+                return b"\n".join(data)
+            data = []
+        elif line.startswith(b"data:"):
+            data.append(line[5:].removeprefix(b" "))
+    return None
 
 
 def sse_response(response: aiohttp.ClientResponse) -> bool:
@@ -197,20 +220,40 @@ class _LineSplitter:
         return [buffer.replace("\r", "")] if buffer else []
 
 
-async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
-    """Decoded lines (without line endings: LF, CRLF or CR) of a streamed body."""
+async def _lines(response: aiohttp.ClientResponse, limit: int | None, vendor: str
+                 ) -> AsyncIterator[str]:
+    """Decoded lines (without line endings: LF, CRLF or CR) of a streamed body,
+    none longer than ``limit`` characters (``None``: no limit)."""
     splitter = _LineSplitter()
     async for raw in response.content.iter_any():
-        for line in splitter.feed(raw):
+        lines = splitter.feed(raw)
+        if limit is not None and (len(splitter._buffer) > limit
+                                  or any(len(line) > limit for line in lines)):
+            response.close()  # (nothing more of it is read)
+            raise ReplyTooLargeError(
+                f"a line of the reply from {vendor} passed {limit:,} characters "
+                "(HttpSettings.max_reply_bytes: one line is one reply); cut off and its "
+                "connection closed", limit=limit, vendor=vendor)
+        for line in lines:
             yield line
     for line in splitter.close():
         yield line
 
 
-def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+def iter_lines(response: aiohttp.ClientResponse, limit: int | None = None,
+               vendor: str = "") -> AsyncIterator[str]:
     """Decoded lines of a streamed body (without line endings), for line
-    formats whose lines a reader takes one by one (a batch API's JSONL results)."""
-    return _lines(response)
+    formats whose lines a reader takes one by one (a batch API's JSONL
+    results: the file of a large batch may be far larger than one reply, and
+    is never held whole). ``limit``: the most characters one line may hold
+    (one line is one reply: ``HttpSettings.max_reply_bytes``), else
+    ``ReplyTooLargeError``, the connection closed: a line that never ends
+    would fill the memory.
+
+    Raises:
+        ReplyTooLargeError: a line (or the unended rest) passed ``limit``.
+    """
+    return _lines(response, limit, vendor)
 
 
 async def iter_sse(response: aiohttp.ClientResponse, *, bare_json: bool = False

@@ -188,6 +188,10 @@ class DeepSeekChatModel(OpenAICompatibleModel):
     vendor: ClassVar[str] = "deepseek"
     env_var: ClassVar[str | None] = "DEEPSEEK_API_KEY"
     default_base_url: ClassVar[str] = "https://api.deepseek.com"
+    own_stream_deltas: ClassVar[bool | None] = False
+    """``delta.reasoning_content`` and ``delta.content`` are new text
+    (api-docs.deepseek.com, "Create Chat Completion", ``stream``: "partial
+    message deltas will be sent"; shared/providers.md, DeepSeek "Streaming")."""
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     reasoning_history: ClassVar[ReasoningHistory] = "field"

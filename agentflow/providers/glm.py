@@ -250,6 +250,10 @@ class GLMChatModel(OpenAICompatibleModel):
     env_aliases: ClassVar[tuple[str, ...]] = ("ZAI_API_KEY",)
     default_base_url: ClassVar[str] = "https://open.bigmodel.cn/api/paas/v4"
     own_hosts: ClassVar[tuple[str, ...]] = ("api.z.ai",)
+    own_stream_deltas: ClassVar[bool | None] = False
+    """``delta.reasoning_content`` / ``delta.content`` are new text (docs.z.ai,
+    "Chat Completion", streaming: ``choices[].delta``; shared/providers.md, GLM
+    "Streaming")."""
     profile_rules: ClassVar[Sequence[ProfileRule]] = PROFILES
     default_profile: ClassVar[ModelProfile] = DEFAULT_PROFILE
     send_strict = False

@@ -73,6 +73,8 @@ from agentflow.providers._http import (
 )
 from agentflow.providers._markup import filter_for, markups_for_model, resolve_markups
 from agentflow.providers._ollama_errors import VENDOR, body_error, map_error
+from agentflow.providers._ollama_host import DEFAULT_BASE_URL as DEFAULT_BASE_URL
+from agentflow.providers._ollama_host import ollama_host
 from agentflow.providers._ollama_reply import Reader
 from agentflow.providers._ollama_request import offer, wire_messages
 from agentflow.providers._openai_wire import SCHEMA_INSTRUCTION, insert_instruction
@@ -83,7 +85,6 @@ from agentflow.ratelimit import model_family
 
 __all__ = ["DEFAULT_PROFILE", "PROFILES", "OllamaChatModel", "create", "map_error"]
 
-DEFAULT_BASE_URL = "http://localhost:11434"
 CLOUD_URL = "https://ollama.com"
 """Ollama cloud: the only host that receives ``$OLLAMA_API_KEY`` unasked."""
 API_KEY_VARIABLES = ("OLLAMA_API_KEY",)
@@ -144,7 +145,9 @@ class OllamaChatModel(HttpChatModel):
     Args:
         model: e.g. ``"qwen3:8b"``.
         api_key: only for Ollama cloud; defaults to ``$OLLAMA_API_KEY``.
-        base_url: server root (``http://localhost:11434``; cloud: ``https://ollama.com``).
+        base_url: server root (cloud: ``https://ollama.com``); default
+            ``$OLLAMA_HOST`` as the ollama CLI and SDK read it
+            (``_ollama_host``), else ``http://localhost:11434``.
         profile: overrides the ``PROFILES`` entry.
         settings: HTTP timeouts and retries.
         keep_alive: how long the server keeps the model loaded (``"5m"``), if set.
@@ -166,13 +169,14 @@ class OllamaChatModel(HttpChatModel):
         model: str,
         *,
         api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         profile: ModelProfile | None = None,
         settings: HttpSettings | None = None,
         keep_alive: str | None = None,
         stream: bool = True,
         num_ctx: int | None = None,
     ) -> None:
+        base_url = base_url or ollama_host()
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings,

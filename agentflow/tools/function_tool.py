@@ -250,7 +250,9 @@ class Tool:
         (``output.json_kinds``: ``true`` for an ``int``, ``"2024"`` for a
         ``datetime``, read as 1 and as 1970 before).
 
-        Never raises for a bad call: validation errors and exceptions become a
+        Never raises for a bad call: validation errors and exceptions (and a
+        ``SystemExit``: a command-line parser's ``sys.exit`` inside the tool;
+        a result no writer can turn into text, nested too deeply) become a
         ``ToolResultBlock`` with ``is_error=True`` (a cancellation of the
         call propagates; a ``CancelledError`` the tool raised on its own,
         ``stray_cancel``, is its failure like any exception);
@@ -286,7 +288,17 @@ class Tool:
                 call.id, mask_secrets(f"{type(exc).__name__}: {exc}"), is_error=True,
                 name=self.name
             )
-        return ToolResultBlock(call.id, _stringify(result), name=self.name)
+        except SystemExit as exc:  # argparse, click, a library's sys.exit: the tool failed
+            return ToolResultBlock(
+                call.id, mask_secrets(f"SystemExit: the tool exited (status {exc.code!r})"),
+                is_error=True, name=self.name)
+        try:
+            output = _stringify(result)
+        except Exception as exc:  # nested past any writer, a __str__ that raises: its failure
+            return ToolResultBlock(call.id, mask_secrets(
+                f"the tool's result could not be written as text ({type(exc).__name__}: "
+                f"{str(exc)[:200]})"), is_error=True, name=self.name)
+        return ToolResultBlock(call.id, output, name=self.name)
 
 
 def tool(

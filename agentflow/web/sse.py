@@ -21,7 +21,9 @@ message, an invalid input) is answered ``400`` with ``{"error": {"type",
 encoder's error frame, never silently: an exception from the events (one
 that is not agentflow's own is logged and sent as ``InternalError``), and a
 ``CancelledError`` that nobody asked for (raised by a tool's or middleware's
-code while the response was not cancelled); events that end without the
+code while the response was not cancelled), a ``SystemExit`` from the events
+(code's ``sys.exit``: one request never stops the server), and a
+``KeyboardInterrupt`` (sent, then raised on); events that end without the
 call's ``complete`` (an ``events`` iterator that stopped early), and an error
 the encoder cannot write, are logged and sent as ``InternalError`` too. A
 write that finds the client gone, a keep-alive ping's too, cancels the call
@@ -180,6 +182,12 @@ class EventStreamResponse(Response):
             if not stray_cancel(exc):
                 raise
             await self._fail(exc)  # raised by code, not asked for: a failure, never a silent end
+        except SystemExit as exc:  # code's sys.exit: this stream's failure, never the server's
+            await self._fail(exc)
+        except KeyboardInterrupt as exc:  # never swallowed, never a stream cut without its end
+            await self._fail(exc)
+            await self._write(self.encoder.end(), more=False)
+            raise
         else:
             if self.outcome == "pending":  # the events ended before the call did
                 await self._fail(_EndedEarly(

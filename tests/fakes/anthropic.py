@@ -29,7 +29,9 @@ pages; a body over 32 MB is a 413 ``request_too_large``).
 ``content_block_start`` and no ``input_json_delta``, as some
 Anthropic-compatible servers send it), ``start_usage`` / ``delta_usage``
 (override the usage of ``message_start`` / ``message_delta``: Anthropic-compatible
-servers send ``input_tokens: 0`` in one or the other).
+servers send ``input_tokens: 0`` in one or the other), ``thinking_tokens``
+(``usage.output_tokens_details.thinking_tokens``, whole and in ``message_delta``:
+anthropic-sdk-python 2.10 ``types/output_tokens_details.py``).
 """
 
 from __future__ import annotations
@@ -296,10 +298,14 @@ class AnthropicFake(AnthropicBatches, FakeServer):
         return str(reply.extra.get("stop_reason") or reply.finish_reason
                    or ("tool_use" if reply.tool_calls else "end_turn"))
 
-    def _usage(self, reply: FakeReply) -> dict[str, int]:
-        return {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1],
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": int(reply.extra.get("cache_read", 0))}
+    def _usage(self, reply: FakeReply) -> dict[str, Any]:
+        usage: dict[str, Any] = {
+            "input_tokens": reply.usage[0], "output_tokens": reply.usage[1],
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": int(reply.extra.get("cache_read", 0))}
+        if "thinking_tokens" in reply.extra:
+            usage["output_tokens_details"] = {"thinking_tokens": reply.extra["thinking_tokens"]}
+        return usage
 
     def render_json(self, reply: FakeReply, body: Any) -> Any:
         return {"id": "msg_01", "type": "message", "role": "assistant", "model": body["model"],
@@ -328,8 +334,9 @@ class AnthropicFake(AnthropicBatches, FakeServer):
         stop = None if reply.extra.get("no_finish") else self._stop_reason(reply)
         yield sse({"type": "message_delta",
                    "delta": {"stop_reason": stop, "stop_sequence": None},
-                   "usage": reply.extra.get("delta_usage",
-                                            {"output_tokens": usage["output_tokens"]})},
+                   "usage": reply.extra.get("delta_usage", {
+                       "output_tokens": usage["output_tokens"],
+                       **{k: usage[k] for k in ("output_tokens_details",) if k in usage}})},
                   "message_delta")
         yield sse({"type": "message_stop"}, "message_stop")
 

@@ -1,0 +1,66 @@
+"""The session id a streamable HTTP MCP server gives (``mcp-session-id``)
+kept out of every log record: whoever holds it may act in the session, and
+the SDK logged it at INFO ("Received session ID: <id>"), httpcore2 at DEBUG
+with a response's headers. ``SESSION_IDS`` is a logging filter
+(``_transports.HTTPTarget.open`` puts it on the loggers that may write one
+and tells it the ids of its open sessions)."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from agentflow._secrets import MASK
+
+__all__ = ["HEADER_LOGGERS", "SESSION_IDS", "SessionIds"]
+
+HEADER_LOGGERS = ("httpcore2.http11", "httpcore2.http2")
+"""The loggers that write a response's headers (at DEBUG: ``receive_response_headers.complete
+return_value=(..., [(b'mcp-session-id', b'<id>'), ...])``)."""
+
+_HEADER_VALUE = re.compile(r"(?i)(mcp-session-id['\"]?,\s*b?['\"])[^'\"]*")
+"""The session header's value in a record of headers (httpcore2's DEBUG trace of a
+response, logged before the response reaches agentflow: its id is not held yet)."""
+
+
+class SessionIds(logging.Filter):
+    """A logger filter: the session ids of the open streamable HTTP sessions
+    masked in the record's message, and any value of the session header in
+    a record of headers. The ids are a credential of the session, not a key:
+    they are kept here only while their session is open, never in the
+    process-wide registry of secrets (which masks documents' text too)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: dict[str, int] = {}
+        """Each open session's id, and how many open targets hold it."""
+
+    def watch(self, *names: str) -> None:
+        """Filter the stdlib loggers ``names`` and ``HEADER_LOGGERS`` (idempotent)."""
+        for name in (*names, *HEADER_LOGGERS):
+            logger = logging.getLogger(name)
+            if self not in logger.filters:
+                logger.addFilter(self)
+
+    def hold(self, session_id: str) -> None:
+        """Mask ``session_id`` until as many ``drop`` calls as holds."""
+        self.ids[session_id] = self.ids.get(session_id, 0) + 1
+
+    def drop(self, session_id: str) -> None:
+        """One holder of ``session_id`` closed its session."""
+        if (count := self.ids.get(session_id, 0) - 1) > 0:
+            self.ids[session_id] = count
+        else:
+            self.ids.pop(session_id, None)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = _HEADER_VALUE.sub(rf"\1{MASK}", message)
+        for session_id in list(self.ids):
+            masked = masked.replace(session_id, MASK)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+SESSION_IDS = SessionIds()

@@ -1,0 +1,58 @@
+"""The Ollama server a model talks to when no ``base_url`` is given:
+``$OLLAMA_HOST``, read as the ollama CLI and the official Python client read
+it, else ``http://localhost:11434``.
+
+The ollama SDK (ollama-python 0.6 ``_client.py``: ``Client.__init__`` takes
+``host or os.getenv('OLLAMA_HOST')`` through ``_parse_host``) and the CLI
+(ollama/ollama ``envconfig.Host``) both follow ``OLLAMA_HOST``; a user who
+set it for a server on another machine or port had every agentflow request
+refused by localhost while ``ollama run`` and the SDK worked.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+
+__all__ = ["DEFAULT_BASE_URL", "HOST_VARIABLE", "ollama_host"]
+
+DEFAULT_BASE_URL = "http://localhost:11434"
+HOST_VARIABLE = "OLLAMA_HOST"
+
+_UNSPECIFIED = frozenset({"0.0.0.0", "::"})
+"""Bind-all addresses: ``OLLAMA_HOST=0.0.0.0`` is how the docs tell a *server*
+to listen on every interface (docs.ollama.com/faq); a client reading the same
+variable connects to the loopback instead (connecting to 0.0.0.0 fails on
+Windows)."""
+
+
+def ollama_host(value: str | None = None) -> str:
+    """The base URL for ``value`` (default: ``$OLLAMA_HOST``), parsed as
+    ollama-python's ``_parse_host`` parses it: a missing scheme is ``http``,
+    a missing port is 11434 (80 / 443 when the scheme is given), a path is
+    kept without its trailing ``/``; a bind-all address (``0.0.0.0``, ``::``)
+    is the loopback; nothing set gives ``DEFAULT_BASE_URL``.
+
+    Raises:
+        ValueError: a port that is no number or out of range (as the SDK's
+            parse raises).
+    """
+    raw = (os.environ.get(HOST_VARIABLE) if value is None else value) or ""
+    raw = raw.strip()
+    if not raw:
+        return DEFAULT_BASE_URL
+    port = 11434
+    scheme, _, hostport = raw.partition("://")
+    if not hostport:
+        scheme, hostport = "http", raw
+    elif scheme == "http":
+        port = 80
+    elif scheme == "https":
+        port = 443
+    split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
+    host = split.hostname or "127.0.0.1"
+    if host in _UNSPECIFIED:
+        host = "127.0.0.1"
+    port = split.port or port
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}{split.path.rstrip('/')}"

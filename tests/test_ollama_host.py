@@ -1,0 +1,75 @@
+"""``OLLAMA_HOST`` picks the Ollama server when no ``base_url`` is given, read
+as the official client reads it (ollama-python 0.6 ``_client._parse_host``,
+the witness here: its own doctest table); agentflow used to ignore it and
+ask localhost. A bind-all address (``0.0.0.0``, the server-side setting the
+Ollama FAQ suggests) is the loopback for a client."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+from ollama._client import _parse_host
+
+from agentflow.messages import Msg
+from agentflow.providers._ollama_host import DEFAULT_BASE_URL, ollama_host
+from agentflow.providers.ollama import OllamaChatModel
+from agentflow.reply import generate
+from tests.fakes.base import FakeReply
+from tests.fakes.ollama import OllamaFake
+from tests.provider_scenarios import FAST
+
+SDK_CASES = [
+    "1.2.3.4", ":56789", "1.2.3.4:56789", "http://1.2.3.4", "https://1.2.3.4",
+    "https://1.2.3.4:56789", "example.com", "example.com:56789", "http://example.com",
+    "https://example.com", "https://example.com:56789", "example.com/", "example.com:56789/",
+    "example.com/path", "example.com:56789/path", "https://example.com:56789/path",
+    "example.com:56789/path/", "[0001:002:003:0004::1]", "[0001:002:003:0004::1]:56789",
+    "http://[0001:002:003:0004::1]", "https://[0001:002:003:0004::1]:56789",
+    "[0001:002:003:0004::1]:56789/path/",
+]
+
+
+@pytest.mark.parametrize("value", SDK_CASES)
+def test_parsed_as_the_sdk_parses_it(value: str) -> None:
+    assert ollama_host(value) == _parse_host(value)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("", DEFAULT_BASE_URL), ("  ", DEFAULT_BASE_URL),
+    ("0.0.0.0", "http://127.0.0.1:11434"), ("0.0.0.0:8080", "http://127.0.0.1:8080"),
+    ("http://[::]:11434", "http://127.0.0.1:11434"),
+])
+def test_unset_and_bind_all(value: str, expected: str) -> None:
+    assert ollama_host(value) == expected
+
+
+def test_no_variable_is_localhost(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    assert ollama_host() == DEFAULT_BASE_URL
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_a_model_without_base_url_asks_the_server_the_variable_names(
+        monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
+    async with OllamaFake() as fake:
+        monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{urlsplit(fake.url).port}")
+        fake.add(FakeReply(text="from OLLAMA_HOST"))
+        model = OllamaChatModel("llama3.2", stream=stream, settings=FAST)
+        try:
+            reply = await generate(model, [Msg.user("hi")])
+        finally:
+            await model.aclose()
+    assert reply.message.text == "from OLLAMA_HOST" and len(fake.requests) == 1
+
+
+async def test_an_explicit_base_url_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")  # the discard port: never asked
+    async with OllamaFake() as fake:
+        fake.add(FakeReply(text="explicit"))
+        model = OllamaChatModel("llama3.2", base_url=fake.url, settings=FAST)
+        try:
+            reply = await generate(model, [Msg.user("hi")])
+        finally:
+            await model.aclose()
+    assert reply.message.text == "explicit"
