@@ -47,15 +47,33 @@ def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
     return logger
 
 
+_FORMATTER = logging.Formatter()
+"""Formats a record's exception as every stdlib handler would (``formatException``)."""
+
+
 class _MaskRecords(logging.Filter):
     """A logger filter: the record's message with URLs' queries, fragments and
-    user info cut and registered secrets masked (``mask_secrets``)."""
+    user info cut and registered secrets masked (``mask_secrets``), and its
+    exception's traceback too: formatted here, masked, and kept as the
+    record's ``exc_text`` (which every ``logging.Formatter`` prints) in place
+    of its ``exc_info``. A library logs a failure with ``exc_info=True``
+    (the MCP SDK: ``GET stream error`` at DEBUG), and the exception's message
+    quotes the URL it sent to, query included (httpx2's ``HTTPStatusError``:
+    ``Client error '404 Not Found' for url 'http://host/mcp?api_key=<key>'``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         masked = mask_secrets(message)
         if masked != message:
             record.msg, record.args = masked, None
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = mask_secrets(
+                record.exc_text or _FORMATTER.formatException(record.exc_info))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = mask_secrets(record.exc_text)
+        if record.stack_info:
+            record.stack_info = mask_secrets(record.stack_info)
         return True
 
 
