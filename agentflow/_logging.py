@@ -11,7 +11,8 @@ whose message quotes a URL with its password shows the traceback without it.
 
 ``mask_records`` puts the same mask on the loggers of libraries agentflow
 drives (the MCP SDK's transports, its HTTP client): their records quote the
-URL they send to, query and key-like path segments included.
+URL they send to, query and key-like path segments included (in a logged
+exception's traceback too: httpx2's ``HTTPStatusError`` quotes the URL).
 """
 
 from __future__ import annotations
