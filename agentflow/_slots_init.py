@@ -43,6 +43,13 @@ class _Factory:
 _FACTORY = _Factory()
 
 
+_LITERALS: dict[Any, str] = {list: "[]", dict: "{}"}
+"""A field whose ``default_factory`` is ``list`` or ``dict`` gets its new empty
+one from a literal (one opcode) instead of a call of the type: the same new
+object, made at a fraction of the cost (a frozen result made per call holds
+up to a dozen such fields)."""
+
+
 Check = tuple[type, Callable[[Any], Any]]
 """``(exact type, check)`` of a checked field: ``check`` runs only when the
 value's type is not exactly that type, and returns the value to store or raises."""
@@ -110,14 +117,16 @@ def _slot_init(cls: _T, checks: dict[str, Check]) -> _T:
             scope[f"_factory{n}"] = f.default_factory
         if not f.init:  # set from its default (or factory) every time, as dataclasses does
             if has_factory:
-                body.append(f"{setter}(self, _factory{n}())")
+                made = _LITERALS.get(f.default_factory, f"_factory{n}()")
+                body.append(f"{setter}(self, {made})")
             elif f.default is not dataclasses.MISSING:
                 scope[f"_default{n}"] = f.default
                 body.append(f"{setter}(self, _default{n})")
             continue
         if has_factory:
             param = f"{f.name}=_FACTORY"
-            body.append(f"{setter}(self, _factory{n}() if {f.name} is _FACTORY else {f.name})")
+            made = _LITERALS.get(f.default_factory, f"_factory{n}()")
+            body.append(f"{setter}(self, {made} if {f.name} is _FACTORY else {f.name})")
         else:
             if f.default is dataclasses.MISSING:
                 param = f.name

@@ -106,8 +106,10 @@ class Progress:
         flagged = record.get("needs_review") if record.get("ok") is True else None
         if isinstance(flagged, list) and flagged:
             self.review += 1
+            counted = self.fields
             for name in flagged:
-                self.fields[str(name)] = self.fields.get(str(name), 0) + 1
+                key = str(name)
+                counted[key] = counted.get(key, 0) + 1
         now = time.monotonic()
         due = 0.1 if self.tty else self.interval
         if now - self._shown >= due or (self.total is not None and self.done == self.total):

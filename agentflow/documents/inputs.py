@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentflow._slots_init import slot_init
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget, over_budget
 from agentflow.documents.deferred import DeferredDocument
 from agentflow.documents.encoding import MAX_CONTROL_SHARE, decode_text
@@ -57,6 +58,7 @@ FORMATS = ("auto", "text", "jsonl", "pdf", "html")
 by suffix, then ``agentflow.documents.kinds.sniff_kind``); the others force one."""
 
 
+@slot_init  # one is made per input (a JSONL line): its slots set through their setters
 @dataclass(frozen=True, slots=True)
 class Document:
     """One input document.

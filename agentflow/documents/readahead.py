@@ -101,7 +101,10 @@ async def read_ahead(
     """
     if ahead < 1:
         raise ValueError(f"ahead must be >= 1, got {ahead}")
-    send, receive = anyio.create_memory_object_stream[Document | BaseException](ahead)
+    # a read's documents go to the consumer together (one JSONL batch: one send and one
+    # receive, not one per line), each handed over when the consumer asks for it (no
+    # buffer): read and not taken stays what ``slots`` holds plus the batch being taken
+    send, receive = anyio.create_memory_object_stream[list[Document] | BaseException](0)
     slots = anyio.Semaphore(ahead, fast_acquire=True)  # no loop trip for a free slot
     pool = ReaderPool(workers or min(os.cpu_count() or 1, ahead))  # started when needed
     readers = anyio.CapacityLimiter(pool.size)  # the pool's reads and re-reads, together
@@ -116,7 +119,7 @@ async def read_ahead(
 
     order_send, order_receive = anyio.create_memory_object_stream[_Pending](ahead)
 
-    async def produce(out: MemoryObjectSendStream[Document | BaseException]) -> None:
+    async def produce(out: MemoryObjectSendStream[list[Document] | BaseException]) -> None:
         async with out:
             failure: BaseException | None = None
             async with anyio.create_task_group() as tg:
@@ -149,20 +152,25 @@ async def read_ahead(
         """Take a slot per document (one for a file still to read) and queue
         them in input order."""
         pending = _Pending(docs or [], max(1, len(docs or ())))
-        for _ in range(pending.slots):
-            await slots.acquire()
+        await slots.acquire()  # (a cancellation is met here, once a batch)
+        for _ in range(pending.slots - 1):
+            try:  # a free slot taken at once (only this task takes slots)
+                slots.acquire_nowait()
+            except anyio.WouldBlock:
+                await slots.acquire()
         if docs is not None:
             pending.ready.set()
         await send_soon(order_send, pending)
         return pending
 
-    async def emit(out: MemoryObjectSendStream[Document | BaseException]) -> None:
-        """Send the documents on in input order, as each one's read is done."""
+    async def emit(out: MemoryObjectSendStream[list[Document] | BaseException]) -> None:
+        """Send the documents on in input order, as each one's read is done
+        (a read's documents together)."""
         async with order_receive:
             async for pending in order_receive:
                 await pending.ready.wait()
-                for doc in pending.docs:
-                    await _offer(out, doc)
+                if pending.docs:
+                    await _offer(out, pending.docs)
                 for _ in range(pending.slots):
                     slots.release()
 
@@ -198,16 +206,17 @@ async def read_ahead(
     producer = asyncio.ensure_future(produce(send))
     finished = False
     try:
-        async with contextlib.aclosing(produced(receive, producer)) as documents:
-            async for item in documents:
-                yield item
+        async with contextlib.aclosing(produced(receive, producer)) as batches:
+            async for batch in batches:
+                for item in batch:
+                    yield item
         finished = True
     finally:
         pool.stop(kill=not finished)
 
 
-async def _offer(out: MemoryObjectSendStream[Document | BaseException],
-                 item: Document | BaseException) -> None:
+async def _offer(out: MemoryObjectSendStream[list[Document] | BaseException],
+                 item: list[Document] | BaseException) -> None:
     """Send ``item``; dropped when the consumer has gone."""
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
         await send_soon(out, item)

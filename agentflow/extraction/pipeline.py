@@ -56,7 +56,7 @@ from agentflow.extraction.defaults import extraction_marker
 from agentflow.extraction.dropped import example_values, without_unplaceable
 from agentflow.extraction.one_call import extract_one
 from agentflow.extraction.recall import recall_passes
-from agentflow.extraction.verify import with_confidence
+from agentflow.extraction.verify import VerifyPlan, verify_plan, with_confidence
 from agentflow.grounding import Grounded
 from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.model import Usage
@@ -247,6 +247,8 @@ class ExtractionPlan:
             each result's confidence).
         overhead: tokens sent with every request besides the document's text
             (0 until ``counted``, and without chunking).
+        verify: the verify stage's plan of the output type (``verify_plan``;
+            made by ``counted``, once per run).
     """
 
     agent: ReActAgent
@@ -255,6 +257,7 @@ class ExtractionPlan:
     shown: tuple[CheckedExample, ...] = ()
     locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
     overhead: int = 0
+    verify: VerifyPlan | None = None
 
     async def counted(self, agent: ReActAgent | None = None) -> ExtractionPlan:
         """This plan run by ``agent`` (``None``: its own; batch mode swaps in
@@ -264,7 +267,8 @@ class ExtractionPlan:
         overhead = (await _prompt_overhead(agent, self.output,
                                            examples_text(self.shown, self.output))
                     if self.settings.chunking is not None else 0)
-        return dataclasses.replace(self, agent=agent, overhead=overhead)
+        return dataclasses.replace(self, agent=agent, overhead=overhead, verify=verify_plan(
+            self.output, agent.model.profile.schema_dialect))
 
     async def run(self, index: int, item: ExtractInput, calls: anyio.Semaphore
                   ) -> ExtractResult:
@@ -275,7 +279,7 @@ class ExtractionPlan:
         result = await _extract_input(self.agent, index, item, self.output, calls,
                                       self.overhead, self.settings)
         return with_confidence(result, item.text, self.locators, self.output,
-                                self.agent.model.profile.schema_dialect)
+                                self.agent.model.profile.schema_dialect, self.verify)
 
 
 def check_plan(output: Any, chunking: Chunking | None) -> None:

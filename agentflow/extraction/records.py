@@ -5,8 +5,9 @@ which failed ones a rerun tries again unasked."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel
@@ -82,6 +83,33 @@ def _truncated(error: errors.OutputTruncatedError) -> dict[str, Any]:
 
 _USAGE_FIELDS = tuple(f.name for f in fields(Usage))
 """A record's ``usage`` keys: ``Usage``'s fields, in order (read once)."""
+_USAGE_VALUES = attrgetter(*_USAGE_FIELDS)
+"""A ``Usage``'s values in ``_USAGE_FIELDS`` order (read in C, one call)."""
+
+_ROUNDED: dict[float, float] = {}
+"""Confidence -> ``round(confidence, 3)``, for the few scores records carry
+(the levels of ``agentflow.extraction.confidence``; ``round`` with digits
+costs more than the rest of a field's record)."""
+
+
+def _rounded(confidence: Mapping[str, float]) -> dict[str, float]:
+    """``confidence`` with each score rounded to 3 digits, as ``round`` does
+    (a float's rounding kept: non-zero floats only, so ``-0.0`` stays itself,
+    and never an ``int``'s, which ``round`` keeps an ``int``)."""
+    out: dict[str, float] = {}
+    cache = _ROUNDED
+    for name, score in confidence.items():
+        if score.__class__ is float and (known := cache.get(score)) is not None:
+            out[name] = known
+            continue
+        out[name] = rounded = round(score, 3)
+        if score.__class__ is float and score and len(cache) < _ROUNDED_MAX:
+            cache[score] = rounded
+    return out
+
+
+_ROUNDED_MAX = 256
+"""The most scores ``_ROUNDED`` keeps."""
 
 
 def to_record(result: ExtractResult[Any], source_offset: int = 0,
@@ -119,7 +147,7 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
         if isinstance(reason, str) and reason:
             record["error"]["reason"] = mask_secrets(reason)
     if result.confidence:  # agentflow.extraction.confidence
-        record["confidence"] = {name: round(c, 3) for name, c in result.confidence.items()}
+        record["confidence"] = _rounded(result.confidence)
         record["needs_review"] = list(result.needs_review)
     if result.ungrounded:
         record["ungrounded"] = list(result.ungrounded)
@@ -133,7 +161,7 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
         record["dropped"] = mask_value(dict(result.dropped), urls=False)
     flag_masked(record, masked)
     if result.spans:
-        record["spans"] = {path: [list(s) for s in spans] for path, spans in result.spans.items()}
+        record["spans"] = {path: list(map(list, spans)) for path, spans in result.spans.items()}
     if source_offset:
         record["source_offset"] = source_offset
     if pages is not None:  # a PDF: page n is pages[n - 1]; agentflow.documents.pages
@@ -141,7 +169,7 @@ def to_record(result: ExtractResult[Any], source_offset: int = 0,
         if result.spans:
             record["span_pages"] = span_pages(result.spans, pages)
     usage = result.usage
-    record["usage"] = {name: getattr(usage, name) for name in _USAGE_FIELDS}
+    record["usage"] = dict(zip(_USAGE_FIELDS, _USAGE_VALUES(usage), strict=True))
     record["attempts"] = result.attempts
     record["duration_s"] = round(result.duration, 3)
     if result.chunks is not None:

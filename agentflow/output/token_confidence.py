@@ -182,6 +182,12 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     return out
 
 
+_KEY_SIZES: dict[str, int] = {}
+"""An object key -> the length of its JSON text as ``orjson`` writes it."""
+_KEY_SIZES_MAX = 1024
+"""The most keys ``_KEY_SIZES`` keeps."""
+
+
 def _laid_out(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
     """``value_spans`` of the reply ``data`` in byte offsets, read off its
     layout where ``data`` is exactly what ``orjson`` writes for the object it
@@ -201,13 +207,21 @@ def _laid_out(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
         return None
     out: dict[str, list[tuple[int, int]]] = {}
     dumps = orjson.dumps
+    sizes = _KEY_SIZES
     at = 1  # past the "{"
     for key, value in parsed.items():
         kind = type(value)
         if kind is dict or kind is list:
             return None  # leaves inside: value_spans walks them
-        at += len(dumps(key)) + 1  # the key and its ":"
-        size = len(dumps(value))
+        written = sizes.get(key)  # a schema's few keys: each written once per process
+        if written is None:
+            written = len(dumps(key))
+            if len(sizes) < _KEY_SIZES_MAX:
+                sizes[key] = written
+        at += written + 1  # the key and its ":"
+        # a literal's size as orjson writes it (null, true, false), else written
+        size = 4 if value is None or value is True else 5 if value is False else len(
+            dumps(value))
         # a string's content without its quotes (an empty one with them), anything else whole
         out[key] = [(at + 1, at + size - 1) if kind is str and size > 2 else (at, at + size)]
         at += size + 1  # and the ","
