@@ -87,8 +87,16 @@ def mask_records(*names: str) -> None:
     (``logging.basicConfig(level=logging.INFO)``) sees, say, httpx's
     ``HTTP Request: POST https://host/mcp/***?…``, never the key in the URL.
     Idempotent; the filter runs only on records a logger emits (its level
-    passed)."""
+    passed).
+
+    A logger's filters never see its children's records, so every logger
+    already made under each name is masked too (``"mcp"``: each module of
+    the SDK imported so far, ``mcp.client.session``, ``mcp.shared.…``, whose
+    failures are logged with their tracebacks)."""
     for name in names:
-        logger = logging.getLogger(name)
-        if _MASK not in logger.filters:
-            logger.addFilter(_MASK)
+        family = [logging.getLogger(name)] + [
+            logger for key, logger in list(logging.Logger.manager.loggerDict.items())
+            if key.startswith(f"{name}.") and isinstance(logger, logging.Logger)]
+        for logger in family:
+            if _MASK not in logger.filters:
+                logger.addFilter(_MASK)

@@ -91,3 +91,20 @@ def test_a_logged_exceptions_traceback_is_masked(caplog: pytest.LogCaptureFixtur
     assert "for url 'http://127.0.0.1:9/mcp?\u2026'" in caplog.text  # (the traceback is there)
     assert "fedcba9876543210" not in caplog.text
     assert "fedcba9876543210" not in logging.Formatter().format(caplog.records[-1])
+
+
+async def test_every_sdk_logger_is_masked(caplog: pytest.LogCaptureFixture) -> None:
+    """Only the transports' loggers were masked, and a logger's filter never
+    sees its children's records: the SDK's dispatcher logs failures
+    (``logger.exception``) on its own module logger. Every SDK logger
+    imported by the time a server opens is masked now (a record on
+    ``mcp.shared.jsonrpc_dispatcher`` quoting the URL)."""
+    key = "sk-mcpsess-0123456789fedcba"
+    with http_server(quiet=True) as base:
+        caplog.set_level(logging.DEBUG)
+        async with MCPServer.http(f"{base}/mcp?api_key={key}") as server:
+            assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+            logging.getLogger("mcp.shared.jsonrpc_dispatcher").warning(
+                "Failed to validate notification from %s", f"{base}/mcp?api_key={key}")
+    assert f"Failed to validate notification from {base}/mcp?\u2026" in caplog.messages
+    assert "0123456789fedcba" not in caplog.text

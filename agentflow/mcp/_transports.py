@@ -50,9 +50,11 @@ _TOKEN_SEGMENT = re.compile(r"(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Z
 and a letter."""
 
 
-_HTTP_LOGGERS = ("httpx2", "mcp.client.streamable_http", "mcp.client.sse")
+_HTTP_LOGGERS = ("httpx2", "mcp", "mcp.client.streamable_http", "mcp.client.sse")
 """The loggers that write an HTTP server's URL (httpx2's INFO ``HTTP Request: POST <url>``
-for every request; the SDK's "Connecting to ... endpoint: <url>")."""
+for every request; the SDK's "Connecting to ... endpoint: <url>"), and the SDK's others
+(``mask_records`` masks each module's logger under ``mcp``: the transports are named as
+they may be imported only when their first server opens)."""
 
 _SESSION_HEADER = "mcp-session-id"
 """The streamable HTTP transport's session header."""
