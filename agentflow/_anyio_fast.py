@@ -5,8 +5,9 @@ through the event loop) before they move an item, even when the buffer has
 room or holds an item. On a run of millions of documents that is two extra
 loop iterations per document for each stream it crosses. These helpers try
 the ``*_nowait`` form first and wait (with anyio's checkpoint) only when they
-must, so cancellation still reaches a task that blocks; a task that does
-not block reaches a checkpoint at its next real wait. Same semantics as
+must (``acquire_soon``: a semaphore's slot, the same way), so cancellation
+still reaches a task that blocks; a task that does not block reaches a
+checkpoint at its next real wait. Same semantics as
 ``send``/``receive`` otherwise: ``BrokenResourceError``,
 ``ClosedResourceError`` and ``EndOfStream`` propagate as they would.
 (anyio documents the same trade for ``Semaphore(fast_acquire=True)``.)
@@ -25,7 +26,7 @@ from typing import TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["produced", "receive_soon", "send_soon", "stop_task"]
+__all__ = ["acquire_soon", "produced", "receive_soon", "send_soon", "stop_task"]
 
 T = TypeVar("T")
 
@@ -37,6 +38,16 @@ async def send_soon(stream: MemoryObjectSendStream[T], item: T) -> None:
         stream.send_nowait(item)
     except anyio.WouldBlock:
         await stream.send(item)
+
+
+async def acquire_soon(semaphore: anyio.Semaphore) -> None:
+    """Acquire ``semaphore``: at once when it has a slot free
+    (``acquire_nowait``: no cancel checkpoint, no frames of anyio's), else
+    wait for one (``semaphore.acquire``). Released as usual (``release``)."""
+    try:
+        semaphore.acquire_nowait()
+    except anyio.WouldBlock:
+        await semaphore.acquire()
 
 
 async def receive_soon(stream: MemoryObjectReceiveStream[T]) -> T:

@@ -11,7 +11,8 @@ whose message quotes a URL with its password shows the traceback without it.
 
 ``mask_records`` puts the same mask on the loggers of libraries agentflow
 drives (the MCP SDK's transports, its HTTP client): their records quote the
-URL they send to, query and key-like path segments included.
+URL they send to, query and key-like path segments included (in a logged
+exception's traceback too: httpx2's ``HTTPStatusError`` quotes the URL).
 """
 
 from __future__ import annotations
@@ -47,15 +48,33 @@ def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
     return logger
 
 
+_FORMATTER = logging.Formatter()
+"""Formats a record's exception as every stdlib handler would (``formatException``)."""
+
+
 class _MaskRecords(logging.Filter):
     """A logger filter: the record's message with URLs' queries, fragments and
-    user info cut and registered secrets masked (``mask_secrets``)."""
+    user info cut and registered secrets masked (``mask_secrets``), and its
+    exception's traceback too: formatted here, masked, and kept as the
+    record's ``exc_text`` (which every ``logging.Formatter`` prints) in place
+    of its ``exc_info``. A library logs a failure with ``exc_info=True``
+    (the MCP SDK: ``GET stream error`` at DEBUG), and the exception's message
+    quotes the URL it sent to, query included (httpx2's ``HTTPStatusError``:
+    ``Client error '404 Not Found' for url 'http://host/mcp?api_key=<key>'``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         masked = mask_secrets(message)
         if masked != message:
             record.msg, record.args = masked, None
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = mask_secrets(
+                record.exc_text or _FORMATTER.formatException(record.exc_info))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = mask_secrets(record.exc_text)
+        if record.stack_info:
+            record.stack_info = mask_secrets(record.stack_info)
         return True
 
 
@@ -68,8 +87,16 @@ def mask_records(*names: str) -> None:
     (``logging.basicConfig(level=logging.INFO)``) sees, say, httpx's
     ``HTTP Request: POST https://host/mcp/***?…``, never the key in the URL.
     Idempotent; the filter runs only on records a logger emits (its level
-    passed)."""
+    passed).
+
+    A logger's filters never see its children's records, so every logger
+    already made under each name is masked too (``"mcp"``: each module of
+    the SDK imported so far, ``mcp.client.session``, ``mcp.shared.…``, whose
+    failures are logged with their tracebacks)."""
     for name in names:
-        logger = logging.getLogger(name)
-        if _MASK not in logger.filters:
-            logger.addFilter(_MASK)
+        family = [logging.getLogger(name)] + [
+            logger for key, logger in list(logging.Logger.manager.loggerDict.items())
+            if key.startswith(f"{name}.") and isinstance(logger, logging.Logger)]
+        for logger in family:
+            if _MASK not in logger.filters:
+                logger.addFilter(_MASK)

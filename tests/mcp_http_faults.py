@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["BLOAT_BYTES", "cutting", "guarded", "read_body", "rpc_of"]
+__all__ = ["BLOAT_BYTES", "PROXY_COOKIE", "cutting", "guarded", "read_body", "rpc_of"]
 
 
 async def read_body(receive: Any) -> tuple[list[Any], Any]:
@@ -63,6 +63,9 @@ async def _answer(send: Any, status: int, body: bytes, content_type: str,
     await send({"type": "http.response.body", "body": body})
 
 
+PROXY_COOKIE = "pxc-5e0d7a91b3f24c68a0e1"
+"""The session cookie ``guarded`` sets on the app's answers (as an authenticating proxy does)."""
+
 BLOAT_BYTES = 64 * 1024 * 1024
 """The size of the error body ``POST /bloat`` makes the next POST answer (``guarded``)."""
 
@@ -89,7 +92,8 @@ def guarded(app: Any, token: str) -> Any:
     POST 503 with an HTML page and ``Retry-After: 7``, as a gateway does;
     ``POST /bloat`` answers the next POST 502 with an HTML body of
     ``BLOAT_BYTES`` (sent in 1 MiB pieces, as a gateway streaming an endless
-    error page; bounded, so a client that reads it whole still ends)."""
+    error page; bounded, so a client that reads it whole still ends). Every
+    answer the app gives sets the proxy's session cookie (``PROXY_COOKIE``)."""
     state = {"revoked": False, "overloaded": False, "bloated": False}
     paths = {"/revoke": "revoked", "/overload": "overloaded", "/bloat": "bloated"}
 
@@ -112,6 +116,13 @@ def guarded(app: Any, token: str) -> Any:
                 send, 401, b'{"error":"invalid_token","error_description":"The access token '
                 b'expired"}', "application/json",
                 (b"www-authenticate", b'Bearer error="invalid_token"'))
-        await app(scope, receive, send)
+
+        async def cookied(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), (
+                    b"set-cookie", f"proxy_session={PROXY_COOKIE}; Path=/; HttpOnly".encode())]}
+            await send(message)
+
+        await app(scope, receive, cookied)
 
     return wrapped

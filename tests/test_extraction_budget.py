@@ -12,6 +12,7 @@ from agentflow.errors import UsageError
 from agentflow.extraction.budget import (
     ASSUMED_CONTEXT_WINDOW,
     Chunking,
+    FitCheck,
     TokenCounter,
     count_tokens,
     estimate_tokens,
@@ -143,3 +144,29 @@ async def test_map_over_items_takes_the_units_per_chunk_from_the_profile_or_the_
 def test_bad_chunking(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(bad))):
         Chunking(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("chunking", [
+    Chunking(), Chunking(max_tokens=50), Chunking(max_chars=40), Chunking(items="entries"),
+])
+async def test_fit_check_says_fits_only_where_the_budget_surely_does(chunking: Chunking) -> None:
+    """``FitCheck`` (a run's check before ``plan_budget``) is ``True`` only where
+    ``plan_budget`` says ``fits`` without counting: at every length around the
+    limits, multi-byte text included; never with items (always chunked) or with
+    no room for text (``plan_budget`` raises); a new profile is read again."""
+    model = Counted(ModelProfile(context_window=1000, max_output_tokens=200))
+    check = FitCheck(chunking)
+    for text in ("", "a", "é" * 30, "x" * 50, "x" * 51, "é" * 26, "y" * 640, "y" * 700):
+        for overhead in (0, 100):
+            fits = check.fits(model, text, overhead)
+            calls = model.calls
+            budget = await plan_budget(model, text, overhead, chunking)
+            assert not fits or budget.fits, (text[:3], len(text), overhead)
+            assert not fits or model.calls == calls  # a sure fit: plan_budget counts nothing
+    assert not check.fits(model, "x", 800)  # no room for text: plan_budget says so
+    with pytest.raises(UsageError):
+        await plan_budget(model, "x", 800, chunking)
+    model.profile = ModelProfile(context_window=100, max_output_tokens=20)
+    assert not check.fits(model, "y" * 60, 0)  # the smaller window is read
+    if chunking.items is None and chunking.max_chars is None:
+        assert check.fits(model, "y" * 10, 0)

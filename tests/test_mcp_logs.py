@@ -7,10 +7,15 @@ from __future__ import annotations
 import logging
 import re
 
+import httpx2
 import pytest
 
+from agentflow._logging import mask_records
 from agentflow.mcp import MCPServer
+from tests.mcp_http_faults import PROXY_COOKIE
 from tests.mcp_servers import http_server
+
+TOKEN = "tok-proxy-0a1b2c3d4e5f6789"
 
 
 @pytest.mark.parametrize("level", [logging.INFO, logging.DEBUG])
@@ -51,3 +56,55 @@ async def test_no_record_holds_the_session_id(level: int,
     assert "Received session ID: ***" in messages  # (the record is there, its id masked)
     leaked = [m for m in messages if re.search(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", m)]
     assert leaked == []
+
+
+async def test_no_record_holds_the_cookie_a_proxy_sets(caplog: pytest.LogCaptureFixture) -> None:
+    """httpcore2 logs each response's headers at DEBUG; the session cookie an
+    authenticating proxy (or a load balancer) sets, ``set-cookie``, was
+    shown whole (only ``mcp-session-id`` was masked there). Every credential
+    header's value is masked now, the token sent in ``Authorization`` too."""
+    with http_server("--token", TOKEN, quiet=True) as base:
+        caplog.set_level(logging.DEBUG)
+        async with MCPServer.http(f"{base}/mcp",
+                                  headers={"Authorization": f"Bearer {TOKEN}"}) as server:
+            assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+    headers = [r.getMessage() for r in caplog.records if r.name == "httpcore2.http11"
+               and "receive_response_headers.complete" in r.getMessage()]
+    assert any("(b'set-cookie', b'***')" in m for m in headers)  # (the header is there)
+    assert PROXY_COOKIE not in caplog.text and TOKEN not in caplog.text
+
+
+def test_a_logged_exceptions_traceback_is_masked(caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK logs ``GET stream error`` at DEBUG with ``exc_info=True`` when
+    its GET stream is refused (a session that expired answers 404), and
+    httpx2's ``HTTPStatusError`` quotes the URL it sent to, query included:
+    the traceback a handler prints held the key. It is masked as the
+    message is (the real exception, logged on the SDK's own logger)."""
+    key = "sk-mcpquery-fedcba9876543210"
+    url = f"http://127.0.0.1:9/mcp?api_key={key}"
+    mask_records("mcp.client.streamable_http")  # as opening an HTTP server does
+    caplog.set_level(logging.DEBUG)
+    try:
+        httpx2.Response(404, request=httpx2.Request("GET", url)).raise_for_status()
+    except httpx2.HTTPStatusError:
+        logging.getLogger("mcp.client.streamable_http").debug("GET stream error", exc_info=True)
+    assert "for url 'http://127.0.0.1:9/mcp?\u2026'" in caplog.text  # (the traceback is there)
+    assert "fedcba9876543210" not in caplog.text
+    assert "fedcba9876543210" not in logging.Formatter().format(caplog.records[-1])
+
+
+async def test_every_sdk_logger_is_masked(caplog: pytest.LogCaptureFixture) -> None:
+    """Only the transports' loggers were masked, and a logger's filter never
+    sees its children's records: the SDK's dispatcher logs failures
+    (``logger.exception``) on its own module logger. Every SDK logger
+    imported by the time a server opens is masked now (a record on
+    ``mcp.shared.jsonrpc_dispatcher`` quoting the URL)."""
+    key = "sk-mcpsess-0123456789fedcba"
+    with http_server(quiet=True) as base:
+        caplog.set_level(logging.DEBUG)
+        async with MCPServer.http(f"{base}/mcp?api_key={key}") as server:
+            assert (await server.call_tool("echo", {"text": "hi"})).text == "hi"
+            logging.getLogger("mcp.shared.jsonrpc_dispatcher").warning(
+                "Failed to validate notification from %s", f"{base}/mcp?api_key={key}")
+    assert f"Failed to validate notification from {base}/mcp?\u2026" in caplog.messages
+    assert "0123456789fedcba" not in caplog.text

@@ -46,6 +46,7 @@ __all__ = [
     "SAFETY",
     "Budget",
     "Chunking",
+    "FitCheck",
     "TokenCounter",
     "count_tokens",
     "estimate_tokens",
@@ -185,24 +186,15 @@ async def plan_budget(
             model's context window.
     """
     profile = getattr(model, "profile", None)
-    window = getattr(profile, "context_window", None) or ASSUMED_CONTEXT_WINDOW
-    reserve = getattr(profile, "max_output_tokens", None) or ASSUMED_MAX_OUTPUT_TOKENS
-    reserve = min(reserve, window // 2)
-    room = window - reserve - overhead_tokens - MARGIN_TOKENS
+    window, reserve, room = _room(profile, overhead_tokens)
     if room < 16:
         raise UsageError(
             f"the instructions and output schema take {overhead_tokens} tokens of a "
             f"{window}-token context window ({reserve} reserved for the reply): no room for "
             f"text; shorten them or use a model with a larger window")
     chunk_tokens = min(room, chunking.max_tokens or room)
-    units = None
-    if chunking.items is not None:
-        units = chunking.items_per_chunk or getattr(profile, "items_per_chunk", None)
-    if (chunking.max_chars is None or len(text) <= chunking.max_chars) and len(
-            text.encode("utf-8")) <= chunk_tokens:  # surely fits: nothing to count
-        # (a tokenizer writes at most a token a byte; ``estimate_tokens``' 3 characters a
-        # token is no bound: base64 or hex takes 1.5, and a mail's attachment then filled
-        # the window, leaving its reply 83 tokens)
+    units = _units(profile, chunking)
+    if _surely_fits(text, chunking.max_chars, chunk_tokens):  # nothing to count
         chars = max(1, int(chunk_tokens * 3 * SAFETY))
         chars = min(chars, chunking.max_chars or chars)
         overlap = chunking.overlap if chunking.overlap is not None else chars // 10
@@ -220,3 +212,60 @@ async def plan_budget(
     overlap = chunking.overlap if chunking.overlap is not None else chunk_chars // 10
     return Budget(fits and units is None, chunk_tokens, chunk_chars,
                   min(overlap, chunk_chars - 1), ratio, units)
+
+
+def _room(profile: Any, overhead_tokens: int) -> tuple[int, int, int]:
+    """``(window, tokens reserved for the reply, tokens left for text)`` of a
+    request to a model of ``profile`` whose prompt takes ``overhead_tokens``
+    besides the text."""
+    window = getattr(profile, "context_window", None) or ASSUMED_CONTEXT_WINDOW
+    reserve = getattr(profile, "max_output_tokens", None) or ASSUMED_MAX_OUTPUT_TOKENS
+    reserve = min(reserve, window // 2)
+    return window, reserve, window - reserve - overhead_tokens - MARGIN_TOKENS
+
+
+def _units(profile: Any, chunking: Chunking) -> int | None:
+    """Units per chunk at most when mapping over items (``None``: no cap, or no map)."""
+    if chunking.items is None:
+        return None
+    units: int | None = chunking.items_per_chunk or getattr(profile, "items_per_chunk", None)
+    return units
+
+
+def _surely_fits(text: str, max_chars: int | None, chunk_tokens: int) -> bool:
+    """Whether ``text`` surely fits a chunk of ``chunk_tokens`` tokens (and
+    ``max_chars`` characters): no more UTF-8 bytes than tokens (a tokenizer
+    writes at most a token a byte; ``estimate_tokens``' 3 characters a token is
+    no bound: base64 or hex takes 1.5, and a mail's attachment then filled the
+    window, leaving its reply 83 tokens)."""
+    return ((max_chars is None or len(text) <= max_chars)
+            and len(text.encode("utf-8")) <= chunk_tokens)
+
+
+class FitCheck:
+    """Whether a document is read in one request without asking ``plan_budget``
+    (a coroutine and a ``Budget`` per document): one run's ``chunking``, whose
+    limits are worked out once per model profile and prompt overhead. ``True``
+    only where ``plan_budget`` would surely say ``fits``; ``False`` means
+    "ask ``plan_budget``" (which also raises when there is no room for text)."""
+
+    __slots__ = ("_chunking", "_limits")
+
+    def __init__(self, chunking: Chunking) -> None:
+        self._chunking = chunking
+        self._limits: tuple[Any, int, int | None] | None = None
+        """``(profile, overhead, tokens a surely fitting text may have at most:
+        None when none may be read in one request without plan_budget)``."""
+
+    def fits(self, model: Any, text: str, overhead_tokens: int) -> bool:
+        """Whether ``text`` surely fits one request of ``model`` (see the class)."""
+        profile = getattr(model, "profile", None)
+        limits = self._limits
+        if limits is None or limits[0] is not profile or limits[1] != overhead_tokens:
+            chunking = self._chunking
+            room = _room(profile, overhead_tokens)[2]
+            tokens = (None if room < 16 or _units(profile, chunking) is not None
+                      else min(room, chunking.max_tokens or room))
+            limits = self._limits = (profile, overhead_tokens, tokens)
+        tokens = limits[2]
+        return tokens is not None and _surely_fits(text, self._chunking.max_chars, tokens)

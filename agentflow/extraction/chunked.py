@@ -43,6 +43,7 @@ from typing import Any, Protocol
 import anyio
 from pydantic import BaseModel
 
+from agentflow._anyio_fast import acquire_soon
 from agentflow.errors import ChunkFailedError, MergeError, UsageError
 from agentflow.extraction.budget import SAFETY, Budget
 from agentflow.extraction.chunk_schema import check_items, partial_model, validate_merged
@@ -315,7 +316,7 @@ async def extract_chunks(
 
     async with anyio.create_task_group() as tg:
         for pass_no, chunk in plan:
-            await limiter.acquire()
+            await acquire_soon(limiter)
             tg.start_soon(run, pass_no, chunk)
 
     report = ChunkReport(

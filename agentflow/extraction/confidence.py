@@ -39,7 +39,10 @@ model's say-so:
   example's value does (``Locator.shown_across``: a vCard's ``FN:`` folded
   mid-word), or where the document writes it escaped (``agentflow.grounding.
   escapes.written_escaped``: ``&amp;`` in XML, ``\\"`` in a JSON string: the
-  text read is not the value a parser gives), or where it is the
+  text read is not the value a parser gives), or where it reads a template
+  variable's definition the document renders as a key's value through a
+  filter that changes it (``agentflow.grounding.template_uses``: ``name: {{
+  name|lower }}`` of ``{% set name = "Flask-Cors" %}``), or where it is the
   located value only in its clean form (``agentflow.grounding.edges``: a
   ``:`` or ``;`` the rule reads as the value's own, ``TODO list for 2.0:``
   to the line's end, cut off), or where the rule finds it only in a later
@@ -121,6 +124,7 @@ from agentflow.grounding.locator_records import (
 )
 from agentflow.grounding.locator_siblings import first_sibling_alone
 from agentflow.grounding.locators import Locator
+from agentflow.grounding.template_uses import rendered_otherwise
 from agentflow.grounding.typed_values import found_in
 from agentflow.grounding.void_blocks import void_spans
 from agentflow.output.list_bounds import field_max_items
@@ -348,6 +352,9 @@ def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: i
         return None  # a clause or words no example's value (item) shows: it may have read past
     if any(written_escaped(f, source) for f in (found if rule.many else found[:1])):
         return None  # written escaped (``&amp;``, ``\"``): the text read is not the value
+    if not rule.many and found and rendered_otherwise(rule.left, found[0], source):
+        return None  # a template variable's definition the document renders changed
+        # (``name: {{ name|lower }}`` of ``{% set name = "Flask-Cors" %}``)
     if later_record_only(rule, source):
         return None  # only in a later record, where every example writes it in the first
     if not rule.many and not rule.shown_below and rule.begins_below(source):

@@ -35,6 +35,7 @@ from typing import Any
 import anyio
 import orjson
 
+from agentflow._anyio_fast import acquire_soon
 from agentflow.agent import ReActAgent
 from agentflow.batch_types import ExtractInput, ExtractResult
 from agentflow.errors import (
@@ -42,7 +43,7 @@ from agentflow.errors import (
     GroundingError,
     SchemaError,
 )
-from agentflow.extraction.budget import Chunking, count_tokens, plan_budget
+from agentflow.extraction.budget import Chunking, FitCheck, count_tokens, plan_budget
 from agentflow.extraction.chunk_reads import ChunkReads
 from agentflow.extraction.chunked import (
     ChunkProgress,
@@ -105,6 +106,7 @@ class _LongDocs:
     examples: tuple[Example, ...] | None = None
     locators: Mapping[str, Locator] = dataclasses.field(default_factory=dict)
     echoes: frozenset[str] = frozenset()  # the examples' values (a copied one is dropped)
+    fit: FitCheck | None = None  # ``chunking``'s: a text that surely fits needs no budget
 
 
 async def _extract_input(
@@ -140,25 +142,32 @@ async def _extract_text(
     if item.media:  # the model reads the blocks whole: one call, no chunks
         # no text (a scan): nothing for the default to ground in; Grounded() fields still are
         ground = settings.ground if text.strip() else False
-        async with calls:
+        await acquire_soon(calls)
+        try:
             result = await extract_one(agent, index, ExtractInput(item.id, text, item.media),
                                         output, ground, settings.examples)
+        finally:
+            calls.release()
         return dataclasses.replace(result, truncated=truncated) if truncated else result
     if not text.strip():
         return ExtractResult(index, item.id, None, EmptyDocumentError(
             f"input {item.id!r} is empty{' after the cut' if truncated else ''}: "
             "nothing to extract (no model call made)"), Usage(), 0, 0.0, truncated=truncated)
     budget = None
-    if settings.chunking is not None:
+    chunking, fit = settings.chunking, settings.fit
+    if chunking is not None and (fit is None or not fit.fits(agent.model, text, overhead)):
         try:
-            budget = await plan_budget(agent.model, text, overhead, settings.chunking)
+            budget = await plan_budget(agent.model, text, overhead, chunking)
         except Exception as exc:  # no room for text in the window: this input fails
             return ExtractResult(index, item.id, None, exc, Usage(), 0,
                                  time.perf_counter() - start, truncated=truncated)
     if budget is None or budget.fits:
-        async with calls:
+        await acquire_soon(calls)  # a slot free: taken with no checkpoint (_anyio_fast)
+        try:
             result = await extract_one(agent, index, ExtractInput(item.id, text), output,
                                         settings.ground, settings.examples)
+        finally:
+            calls.release()
         if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
             result = without_unplaceable(result, output, text, settings.ground,
                                          unwritten=settings.allow_partial, echoes=settings.echoes)
@@ -197,9 +206,12 @@ async def _recall(
     (``agentflow.extraction.recall``)."""
 
     async def again(taken: frozenset[tuple[int, int]], ask: Any) -> ExtractResult:
-        async with calls:
+        await acquire_soon(calls)
+        try:
             return await extract_one(agent, index, item, ask, settings.ground,
                                       settings.examples, taken)
+        finally:
+            calls.release()
 
     outcome = await recall_passes(first, item.text, output, settings.passes, again)
     # the first reading's token probabilities, for the fields later passes left as they were
@@ -314,5 +326,6 @@ def plan_extraction(
     given = CheckedExamples(shown, checked, output, marker, locators)
     settings = _LongDocs(chunking, passes, allow_partial, max_chars, on_progress,
                          marker if marker is not None else False, given, locators,
-                         example_values(c.value for c in checked))
+                         example_values(c.value for c in checked),
+                         FitCheck(chunking) if chunking is not None else None)
     return ExtractionPlan(agent, output, settings, tuple(checked), locators)

@@ -271,15 +271,30 @@ def line_arguments(line: str) -> list[tuple[int, int]]:
             for m in _ARGUMENT.finditer(line)]
 
 
+_PROTOCOL_VERSION = re.compile(r"(?<![\w/])([^\W\d][\w+-]*/)\d+(?:\.\d+)*(?![\w.])")
+"""A product or protocol token's version (``HTTP/1.1``, ``SIP/2.0``,
+``Mozilla/5.0``): group 1 the name and its ``/``."""
+
+
+def _versions_aside(text: str) -> str:
+    """``text`` with each product or protocol token's version written ``#``
+    (``HTTP/#`` of ``HTTP/1.1`` and of ``HTTP/2``): the same token whatever
+    version a document writes."""
+    return _PROTOCOL_VERSION.sub(r"\1#", text)
+
+
 def arguments_after(line: str, head: str) -> list[tuple[int, int]] | None:
     """The arguments of ``line`` (``line_arguments``) after its first ones,
     where those spell ``head`` (joined by one space: ``.TH``; ``We recommend
-    that you upgrade your``), else ``None``."""
+    that you upgrade your``), a product or protocol token's version aside
+    (``_versions_aside``: ``HTTP/2 200`` and ``HTTP/1.0 301`` begin with
+    ``HTTP/1.1``, as a status line of any version), else ``None``."""
     args = line_arguments(line)
+    head = _versions_aside(head)
     words: list[str] = []
     for k, span in enumerate(args):
         words.append(line[slice(*span)])
-        joined = " ".join(words)
+        joined = _versions_aside(" ".join(words))
         if joined == head:
             return args[k + 1:]
         if not head.startswith(joined + " "):

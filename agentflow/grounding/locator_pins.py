@@ -41,9 +41,7 @@ class LocatorPins(LocatorReading):
     shapes: tuple[str, ...]
     clauses: bool
     spaced: bool
-    comments: bool
     head: str
-    marked: bool
     decimal: bool
     unit: bool
 

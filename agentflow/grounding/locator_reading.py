@@ -34,7 +34,8 @@ from agentflow.grounding.list_heading import sections
 from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.locator_places import right_end
 from agentflow.grounding.markup import tag_attributes, uncommented
-from agentflow.grounding.quotes import past_quote, read_items
+from agentflow.grounding.quotes import past_quote, quoted_content, read_items
+from agentflow.grounding.value_clauses import block_indicator, comment_arguments, comment_start
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["LocatorReading"]
@@ -64,6 +65,9 @@ class LocatorReading:
     items: bool
     heading: str
     lines: tuple[str, ...]
+    stops_short: bool
+    comments: bool
+    marked: bool
     marker: bool
     last: bool
     tail: str
@@ -234,10 +238,14 @@ class LocatorReading:
             if rows is not None and i not in rows:
                 continue
             args = arguments_after(line, self.left) or []
+            if not self.comments:
+                args = comment_arguments(line, args)
             if self.arg is not None and len(args) > self.arg and not (
                     self.last and len(args) > self.arg + 1) and (not self.tail or " ".join(
                         line[slice(*a)] for a in args[self.arg + 1:]) == self.tail):
                 value = line[slice(*args[self.arg])].strip()
+                if not self.quoted and (span := quoted_content(value)) is not None:
+                    value = value[span[0]:span[1]].strip()  # ``'v5.3.1'``: as ``"2.8.0"``
                 if value:
                     out.append(value)
         return out
@@ -258,7 +266,10 @@ class LocatorReading:
             for raw in self._in_line(line, empty=True):  # the value may begin on the next line
                 rest = self.follows(lines, i)
                 if not self.many:
-                    text = "\n".join([raw, *lines[i + 1:i + 1 + len(rest)]])
+                    body = [raw, *lines[i + 1:i + 1 + len(rest)]]
+                    if rest and not self.marked and block_indicator(raw):
+                        body = body[1:]  # a YAML block scalar's ``>-``: the value is below
+                    text = "\n".join(body)
                     if whole := read_items(text, None, unquote=self._unquotes):
                         out.append(whole)
                     continue
@@ -327,8 +338,9 @@ class LocatorReading:
                     if folded is not None and folded.strip():
                         out.append(folded)
                     continue
-            else:
-                end = len(line)
+            else:  # to the line's end, less an inline comment no example's value holds
+                end = len(line) if self.comments else comment_start(
+                    line, past_quote(line, start), len(line))
             if empty or line[start:end].strip():
                 out.append(line[start:end])
         return out

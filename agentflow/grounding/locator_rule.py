@@ -159,6 +159,13 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             across them (a vCard's ``FN:`` folded mid-word, RFC 6350's CRLF
             and one space, which unfolding removes) is then offered, but
             never pinned (``agentflow.extraction.confidence``).
+        stops_short: an example's value read to its line's end stops above a
+            plain next line that begins in lower case (``rotate 7`` over
+            ``compress``, ``create 644 root root`` over ``postrotate``:
+            ``LocatorSigns.runs_on``, the examples' lines aside): the
+            examples show such a line is the format's next line, not the
+            value's rest, so only a line join (``\\``) makes a value read
+            there run on; learned ``False`` where no example shows one.
         depth: for a rule reading after a label (or an ``arg`` rule), the
             nesting depth every example writes its label line at
             (``agentflow.grounding.depths``: ``0`` for a YAML top-level key,
@@ -293,6 +300,7 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
     comments: bool = True
     shown_below: bool = True
     shown_across: bool = True
+    stops_short: bool = False
     depth: int | None = None
     fence: str = ""
     keyed: bool = False

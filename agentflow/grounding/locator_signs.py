@@ -124,10 +124,14 @@ class LocatorSigns(LocatorReading):
         """Whether a line this single-value rule reads a value from, to the
         line's end, goes on onto a plain next line it does not read
         (``agentflow.grounding.value_clauses.runs_on``): the value read there
-        may be a cut one. ``False`` for a ``paragraph`` rule (it reads such
-        lines), lists, and values that end at a ``right`` text."""
+        may be a cut one. Not onto a line an example writes (``lines``:
+        ``compress`` under ``rotate 12``), nor onto any plain line where an
+        example's value stops above one (``stops_short``). ``False`` for a
+        ``paragraph`` rule (it reads such lines), lists, and values that end
+        at a ``right`` text."""
         if self.many or self.right or self.paragraph or self.items or self.arg is not None:
             return False
         lines = self.region(live_text(source)).splitlines()
-        return any(runs_on(lines, i, self.continued, self.follows) for i, line in enumerate(lines)
+        return any(runs_on(lines, i, self.continued, self.follows, self.lines,
+                           plain=not self.stops_short) for i, line in enumerate(lines)
                    if any(raw.strip() for raw in self._in_line(line)))

@@ -39,6 +39,10 @@ says where its value is written, as literal text on the value's line:
   lines), and one read across continuation lines only where an example's
   value (of any field) runs across them (``Locator.shown_across``: an RFC
   5545 / 6350 fold, CRLF and one space mid-word, is no part of the value).
+  A value read to its line's end over a plain line in lower case is taken to
+  run on (a wrapped ``Subject:``) unless an example writes that line, or an
+  example's value stops above such a line (``Locator.stops_short``: ``rotate
+  7`` over ``compress``).
   Never applied to a field an example stops at the end of a line that has
   continuation lines (``Description: short`` followed by a long
   description). A value an example shows wrapping onto plain next lines
@@ -51,8 +55,11 @@ says where its value is written, as literal text on the value's line:
   a line that begins with the same first argument in every example that
   fills the field (``.TH NAME "1" "May 2023"``: the section is argument 2
   of a ``.TH`` line; ``locator_rule.line_arguments`` splits a line at
-  whitespace, a double-quoted argument kept whole). Two examples must
-  agree; the words they all write before the value are the line's key,
+  whitespace, a double-quoted argument kept whole; a single-quoted one is
+  read out of its quotes where no example's value is quoted; a product or
+  protocol version in the head is any version, ``HTTP/1.1`` reading
+  ``HTTP/2 200``: ``agentflow.grounding.lines.arguments_after``). Two
+  examples must agree; the words they all write before the value are the line's key,
   those they all write after it must end it (``Locator.tail``), and
   sentences sharing their first word alone make no rule;
 * ``items``: where no text around a list's values is common to the
@@ -264,6 +271,8 @@ def _finished(rule: Locator, examples: Sequence[CheckedExample],
             not example_value(e, name) for e in examples), shapes=example_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
         shown_across=across or rule.many or not rule.continued,
+        stops_short=any(dataclasses.replace(rule, lines=()).runs_on(e.text)
+                        for e in examples if example_value(e, name)),
         twins=tuple(_finished(t, examples, layout, lines, across) for t in rule.twins))
 
 

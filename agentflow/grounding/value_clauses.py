@@ -28,7 +28,14 @@ the line ends: a ``}``, ``]`` or ``)`` ending the value whose opener the
 value does not hold (``0640 metrics metrics }`` of a one-line logrotate
 stanza, ``b]`` of a YAML flow list ``[a, b]``; never ``f(x)``); where no
 example's value holds one, the rule does not pin a value that does
-(``Locator.comments``).
+(``Locator.comments``). Such a rule reads a value to its line's end less
+a ``#`` comment standing alone after it (``comment_start``: ``home:
+https://x.example  # project page``; a quoted value's own ``#`` is kept),
+and an ``arg`` rule's arguments end before one (``comment_arguments``:
+``appVersion: 1.2.3  # pinned``); a ``;`` is not cut (a requirement's
+marker, ``numpy ; extra == 'test'``). Nor does a YAML block scalar's
+indicator (``block_indicator``: ``description: >-``) begin a value read
+over the lines under it, where no example's value begins with a marker.
 
 A value read to its line's end may also **run on** (``runs_on``) onto a
 plain next line the rule does not read (``agentflow.grounding.lines.
@@ -42,7 +49,11 @@ even run of backslashes is escaped ones, ``joins``). The rule cannot say
 where such a value ends, so
 it pins no value that begins as the one it read there
 (``agentflow.extraction.confidence``). A next line that begins with a
-capital or a digit (``Based in Boston MA.``) reads as text of its own. And a label written alone on
+capital or a digit (``Based in Boston MA.``) reads as text of its own, and so
+does a line an example writes as it is (``compress`` under ``rotate 12``: a
+bare option line of logrotate, my.cnf's ``skip-name-resolve``), or any plain
+line where the examples show the value stopping above one (``Locator.
+stops_short``: ``rotate 7`` over ``compress``). And a label written alone on
 its line shows the field empty only where the next line that is not blank
 cannot hold the value (``value_below``): it begins with a key, or is a line
 an example writes as it is (a heading); a form or a PDF's text layer writes
@@ -56,8 +67,8 @@ from collections.abc import Callable
 
 from agentflow.grounding.lines import KEY_LINE, continuation, paragraph_continuation
 
-__all__ = ["SENTENCE_WORD", "block_marker", "clause_break", "comment_tail", "joins", "runs_on",
-           "value_below"]
+__all__ = ["SENTENCE_WORD", "block_indicator", "block_marker", "clause_break", "comment_arguments",
+           "comment_start", "comment_tail", "joins", "runs_on", "value_below"]
 
 SENTENCE_WORD = 5
 """Shortest word whose ``.`` ends a sentence (shorter: an abbreviation, ``Prof.``)."""
@@ -65,6 +76,10 @@ SENTENCE_WORD = 5
 _BREAK = re.compile(r"\S\s+[(\[{]|[;!?]\s+\S")
 _COMMENT = re.compile(r"\S\s+(?:#+|;)(?:\s|\Z)|\S\s*(?:\*/|-->)\Z")
 _SENTENCE = re.compile(r"(\w+)\.\s+\S")
+_INLINE = re.compile(r"(?<=\S)(\s+)#+(?:\s|\Z)")
+_MARK = re.compile(r"#+")
+_LEADING = re.compile(r"\s*#+(?:\s|\Z)")
+_INDICATOR = re.compile(r"[|>](?:[+-]?[1-9]?|[1-9][+-])")
 _OPENERS = {"}": "{", "]": "[", ")": "("}
 _CLOSERS = "".join(_OPENERS)
 
@@ -83,6 +98,30 @@ def comment_tail(value: str) -> bool:
     return _COMMENT.search(text) is not None or _unopened_closer(text)
 
 
+def comment_start(line: str, start: int, end: int) -> int:
+    """Where an inline ``#`` comment (``#`` standing alone after text and
+    whitespace, as ``comment_tail`` finds) begins in ``line[start:end]``,
+    the whitespace before it included; ``end`` where none does. Text before
+    ``start`` (a label) is no value text: ``key:   # x`` holds none. A
+    ``;`` is not cut: it is a comment in INI files, but the environment
+    marker of a requirement (``numpy ; extra == 'test'``) elsewhere."""
+    if _LEADING.match(line, start, end) and (start == 0 or line[start - 1].isspace()
+                                             or line[start:start + 1].isspace()):
+        return start  # the comment after a label and whitespace is all it holds
+    m = _INLINE.search(line, start, end)
+    return m.start(1) if m else end
+
+
+def comment_arguments(line: str, args: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``args`` (``agentflow.grounding.lines.line_arguments`` of ``line``) up
+    to the first (after some) that is an inline comment's marker (``#``):
+    ``appVersion: latest  # PostHog uses ...`` ends at ``latest``."""
+    for k, (a, b) in enumerate(args):
+        if k and _MARK.fullmatch(line[a:b]) and line[a - 1:a].isspace():
+            return args[:k]
+    return args
+
+
 def _unopened_closer(text: str) -> bool:
     """Whether ``text`` (stripped) ends, after more text, with a ``}``,
     ``]`` or ``)`` more often closed in it than opened: the closer of a
@@ -94,16 +133,22 @@ def _unopened_closer(text: str) -> bool:
 
 
 def runs_on(lines: list[str], i: int, continued: bool,
-            follows: Callable[[list[str], int], list[str]] = continuation) -> bool:
+            follows: Callable[[list[str], int], list[str]] = continuation,
+            example_lines: tuple[str, ...] = (), plain: bool = True) -> bool:
     """Whether the value on line ``i`` of ``lines`` (with its continuation
     lines, when ``continued``: those ``follows`` gives) goes on onto a plain
     next line, or its last line ends in a line join (``joins``; see the
-    module docstring)."""
+    module docstring). A plain next line that is one of ``example_lines``
+    (the examples' lines that begin with no key, whitespace and letter case
+    folded: ``compress`` under ``rotate 7``) is a line of the layout, not
+    the value's rest; under ``plain=False`` (the examples show values
+    stopping above such lines) only a line join runs on."""
     last = i + (len(follows(lines, i)) if continued else 0)
     if joins(lines[last]) and last + 1 < len(lines):
         return True  # a line join: the next line is this one's rest
-    after = paragraph_continuation(lines, last)
-    return bool(after) and after[0].lstrip()[:1].islower()
+    after = paragraph_continuation(lines, last) if plain else []
+    return bool(after) and after[0].lstrip()[:1].islower() and (
+        " ".join(after[0].split()).casefold() not in example_lines)
 
 
 def joins(line: str) -> bool:
@@ -124,6 +169,12 @@ def value_below(lines: list[str], i: int, example_lines: tuple[str, ...]) -> boo
             return KEY_LINE.match(line) is None and (
                 " ".join(line.split()).casefold() not in example_lines)
     return False
+
+
+def block_indicator(line: str) -> bool:
+    """Whether ``line`` (stripped) is a YAML block scalar's indicator alone
+    (``|``, ``>-``, ``|+``, ``>2-``): the value is the lines under it."""
+    return _INDICATOR.fullmatch(line.strip()) is not None
 
 
 def block_marker(value: str) -> bool:

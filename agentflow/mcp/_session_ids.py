@@ -1,7 +1,8 @@
 """The session id a streamable HTTP MCP server gives (``mcp-session-id``)
 kept out of every log record: whoever holds it may act in the session, and
 the SDK logged it at INFO ("Received session ID: <id>"), httpcore2 at DEBUG
-with a response's headers. ``SESSION_IDS`` is a logging filter
+with a response's headers (where the cookie a proxy sets, ``set-cookie``, is
+masked too: ``CREDENTIAL_HEADERS``). ``SESSION_IDS`` is a logging filter
 (``_transports.HTTPTarget.open`` puts it on the loggers that may write one
 and tells it the ids of its open sessions)."""
 
@@ -12,23 +13,30 @@ import re
 
 from agentflow._secrets import MASK
 
-__all__ = ["HEADER_LOGGERS", "SESSION_IDS", "SessionIds"]
+__all__ = ["CREDENTIAL_HEADERS", "HEADER_LOGGERS", "SESSION_IDS", "SessionIds"]
 
 HEADER_LOGGERS = ("httpcore2.http11", "httpcore2.http2")
 """The loggers that write a response's headers (at DEBUG: ``receive_response_headers.complete
 return_value=(..., [(b'mcp-session-id', b'<id>'), ...])``)."""
 
-_HEADER_VALUE = re.compile(r"(?i)(mcp-session-id['\"]?,\s*b?['\"])[^'\"]*")
-"""The session header's value in a record of headers (httpcore2's DEBUG trace of a
-response, logged before the response reaches agentflow: its id is not held yet)."""
+CREDENTIAL_HEADERS = ("mcp-session-id", "set-cookie", "cookie", "authorization",
+                      "proxy-authorization", "authentication-info", "x-api-key", "api-key")
+"""Headers whose value is a credential: a record of headers shows them masked."""
+
+_HEADER_VALUE = re.compile(
+    rf"(?i)((?<![\w-])(?:{'|'.join(CREDENTIAL_HEADERS)})['\"]?,\s*b?['\"])[^'\"]*")
+"""A credential header's value in a record of headers (httpcore2's DEBUG trace of a
+response, logged before the response reaches agentflow: its session id is not held
+yet; the cookie an authenticating proxy or a load balancer sets, ``set-cookie``)."""
 
 
 class SessionIds(logging.Filter):
     """A logger filter: the session ids of the open streamable HTTP sessions
-    masked in the record's message, and any value of the session header in
-    a record of headers. The ids are a credential of the session, not a key:
-    they are kept here only while their session is open, never in the
-    process-wide registry of secrets (which masks documents' text too)."""
+    masked in the record's message, and any value of the session header (or
+    of another of ``CREDENTIAL_HEADERS``) in a record of headers. The ids are
+    a credential of the session, not a key: they are kept here only while
+    their session is open, never in the process-wide registry of secrets
+    (which masks documents' text too)."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -36,7 +36,7 @@ from mcp_types import INTERNAL_ERROR
 
 from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
-from agentflow.mcp._session_ids import SESSION_IDS
+from agentflow.mcp._session_ids import HEADER_LOGGERS, SESSION_IDS
 
 __all__ = ["ERROR_BODY_BYTES", "HTTP_STATUS", "MAX_RESULT_BYTES", "READ_TIMEOUT", "HTTPTarget",
            "StdioTarget", "Target", "call_reads"]
@@ -50,9 +50,11 @@ _TOKEN_SEGMENT = re.compile(r"(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Z
 and a letter."""
 
 
-_HTTP_LOGGERS = ("httpx2", "mcp.client.streamable_http", "mcp.client.sse")
+_HTTP_LOGGERS = ("httpx2", "mcp", "mcp.client.streamable_http", "mcp.client.sse")
 """The loggers that write an HTTP server's URL (httpx2's INFO ``HTTP Request: POST <url>``
-for every request; the SDK's "Connecting to ... endpoint: <url>")."""
+for every request; the SDK's "Connecting to ... endpoint: <url>"), and the SDK's others
+(``mask_records`` masks each module's logger under ``mcp``: the transports are named as
+they may be imported only when their first server opens)."""
 
 _SESSION_HEADER = "mcp-session-id"
 """The streamable HTTP transport's session header."""
@@ -215,7 +217,7 @@ class HTTPTarget:
         session is ended with an HTTP DELETE, the connections closed).
         ``expired`` is called when the server answers 404 to a request naming
         the session (streamable HTTP: "the client MUST start a new session")."""
-        mask_records(*_HTTP_LOGGERS)
+        mask_records(*_HTTP_LOGGERS, *HEADER_LOGGERS)
         SESSION_IDS.watch(*_HTTP_LOGGERS, "agentflow")
         headers = dict(self.headers or {})
         if self.sse:

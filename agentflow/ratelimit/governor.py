@@ -180,7 +180,16 @@ class RateGovernor:
         at once (nobody queued, room now: ``admit`` would not wait), or
         ``None``: then ``await admit(tokens)``. No coroutine for the common case."""
         lease = RateLease(self, tokens if tokens > 0.0 else 0.0)  # NaN -> 0.0, as admit
-        return lease if self._take_now(lease, RANK[PRIORITY.get()], new=True) else None
+        with self._lock:
+            if self._queue:
+                return None
+            if (self._req is None and self._tok is None and self._cap is None
+                    and self._known):  # nothing limits it: no bucket, cap or priority to read
+                if self._pause_until and time.monotonic() < self._pause_until:
+                    return None
+                self._count(lease, new=True)
+                return lease
+            return lease if self._take(lease, RANK[PRIORITY.get()], new=True) == 0.0 else None
 
     async def admit(self, tokens: float) -> RateLease:
         """Wait until a request of ``tokens`` estimated tokens may go out.
@@ -266,13 +275,17 @@ class RateGovernor:
                 req.level -= 1.0
             if tok is not None:
                 tok.level -= lease.tokens
+        self._count(lease, new=new)
+        return 0.0
+
+    def _count(self, lease: RateLease, *, new: bool) -> None:
+        """Count ``lease``'s request as admitted and unheard (lock held)."""
         self._unheard_req += 1.0
         self._unheard_tok += lease.tokens
         lease._unheard += 1
         self.admitted += 1
         if new:
             self._in_flight += 1
-        return 0.0
 
     def _remove(self, waiter: _Waiter) -> None:
         """Drop ``waiter`` from the queue and move the queue on (lock held)."""
@@ -317,7 +330,8 @@ class RateGovernor:
 
     def _release(self, lease: RateLease) -> None:
         with self._lock:
-            self._hear(lease, lease._unheard)  # a request that failed unheard
+            if lease._unheard:  # a request that failed unheard (a heard one: nothing to take off)
+                self._hear(lease, lease._unheard)
             n = self._in_flight
             self._in_flight = n - 1 if n > 0 else 0
             if self._queue:  # _wake_head, inline: nobody waits in the common case
@@ -327,7 +341,10 @@ class RateGovernor:
         with self._lock:
             if ok and self._cap is not None:
                 self._cap += 1.0 / self._cap
-            self._hear(lease, 1)
+            if lease._unheard:  # _hear(lease, 1), inline
+                lease._unheard -= 1
+                self._unheard_req = max(0.0, self._unheard_req - 1)
+                self._unheard_tok = max(0.0, self._unheard_tok - lease.tokens)
             if snap is not None:
                 # The reply's ``remaining`` counts the requests the vendor saw before
                 # this one, in the vendor's order, which under load is not the order
