@@ -16,7 +16,7 @@ Served by the Anthropic fake, streamed and whole, through the public API."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import orjson
@@ -24,7 +24,8 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import Complete, OutputConfig, ReActAgent, ToolStrategy
-from agentflow.providers._anthropic_pause import MAX_CONTINUATIONS
+from agentflow.model import ModelChunk, TextDelta
+from agentflow.providers._anthropic_pause import MAX_CONTINUATIONS, continued
 from agentflow.providers.anthropic import AnthropicChatModel
 from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.base import FakeCall, FakeReply, sse
@@ -125,3 +126,22 @@ async def test_a_turn_paused_past_the_limit_ends_as_it_is() -> None:
     assert done.message.text == "More. " * (MAX_CONTINUATIONS + 1)
     last = fake.bodies[-1]["messages"][-1]["content"][-1]
     assert last == {"type": "text", "text": "More."}  # no trailing whitespace sent
+
+
+async def test_closing_a_paused_turn_closes_the_request_under_way() -> None:
+    """A caller that stops reading (``break``, a cancellation) closes the
+    request's stream at once, its connection with it: it was left to the
+    garbage collector's finalizer."""
+    closed: list[int] = []
+
+    async def send(turn: list[dict[str, Any]]) -> AsyncIterator[ModelChunk]:
+        try:
+            yield TextDelta("Searching.")
+            yield TextDelta("Still searching.")
+        finally:
+            closed.append(len(turn))
+
+    chunks = continued(send)
+    assert await anext(chunks) == TextDelta("Searching.")
+    await chunks.aclose()  # type: ignore[attr-defined]
+    assert closed == [0]

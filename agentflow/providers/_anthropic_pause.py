@@ -20,6 +20,7 @@ summed over them.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from typing import Any
 
 from agentflow._logging import get_logger
@@ -51,23 +52,26 @@ async def continued(send: Send) -> AsyncIterator[ModelChunk]:
     Each request's chunks pass on as they come, but a paused reply's content
     (kept for the next request) and its finish; usage chunks carry what the
     earlier requests of the turn spent too (a reply's usage is its last
-    usage chunk)."""
+    usage chunk). Each request's stream is closed when this one is (a
+    ``break``, a cancellation), its connection with it, not left to the
+    garbage collector."""
     turn: list[dict[str, Any]] = []
     spent: Usage | None = None
     for attempt in range(MAX_CONTINUATIONS + 1):
         paused: list[dict[str, Any]] | None = None
         last: Usage | None = None
-        async for chunk in send(turn):
-            if paused is None and (content := _paused(chunk)) is not None:
-                paused = content
-                continue
-            if chunk.type == "usage":
-                last = chunk.usage
-                if spent is not None:
-                    chunk = UsageChunk(spent + chunk.usage)
-            elif chunk.type == "finish" and paused is not None and attempt < MAX_CONTINUATIONS:
-                continue  # the turn goes on in the next request
-            yield chunk
+        async with aclosing(send(turn)) as chunks:  # type: ignore[type-var]
+            async for chunk in chunks:
+                if paused is None and (content := _paused(chunk)) is not None:
+                    paused = content
+                    continue
+                if chunk.type == "usage":
+                    last = chunk.usage
+                    if spent is not None:
+                        chunk = UsageChunk(spent + chunk.usage)
+                elif chunk.type == "finish" and paused is not None and attempt < MAX_CONTINUATIONS:
+                    continue  # the turn goes on in the next request
+                yield chunk
         if paused is None:
             return
         if attempt == MAX_CONTINUATIONS:
