@@ -29,7 +29,9 @@ step searched or copied the rest of it:
 * a long line's values read past a quoted string they begin with
   (``quotes.past_quote`` at each value, as a learned locator does, and
   ``quotes.read_items`` splitting outside quoted items): unquoted values,
-  and values that each open a quote none closes.
+  and values that each open a quote none closes;
+* a tool call's argument text read as a restarted object
+  (``assembled_arguments.restarted_object``): each ``{`` sliced the rest.
 
 Target: every ratio below 3.
 
@@ -60,6 +62,7 @@ from agentflow.grounding.markup import _paths as markup_paths
 from agentflow.grounding.markup import _spans as markup_spans
 from agentflow.grounding.quotes import past_quote, read_items
 from agentflow.grounding.void_blocks import void_spans
+from agentflow.output.assembled_arguments import restarted_object
 
 TARGET = 3.0
 
@@ -140,6 +143,9 @@ SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
     "elements never closed": (lambda n: "<r>\n</r>\n" + "<a>\n" * (2 * n), depths_of_lines),
     "objects never closed": (lambda n: '{\n"k": 1,\n' + '"a": {\n' * n, depths_of_lines),
     "JSON strings never closed": (lambda n: '{\n "a": 1,\n' + '"\\' * (10 * n), json_tokens),
+    "tool arguments, braces, no restart": (
+        lambda n: '{"code": "' + "if (x) { y(); } " * (10 * n) + '"} x}', restarted_object),
+    "tool arguments, a run of braces": (lambda n: "{" * (40 * n) + "}", restarted_object),
 }
 
 

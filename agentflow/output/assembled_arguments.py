@@ -9,12 +9,21 @@ brackets set right (``rebalanced_arguments``), several objects glued together
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agentflow.output.brackets import rebalanced
 from agentflow.output.decoding import RAW_ARGUMENTS, decode_arguments
 
-__all__ = ["concatenated_objects", "enveloped", "rebalanced_arguments", "restarted_object"]
+__all__ = ["MAX_RESTART_DECODES", "concatenated_objects", "enveloped", "rebalanced_arguments",
+           "restarted_object"]
+
+_SPACES_TO_END = re.compile(r"\s*\Z")
+
+MAX_RESTART_DECODES = 16
+"""The most places ``restarted_object`` decodes (a ``{`` whose text begins
+with all the text before it): a real restart has one, a hostile run of
+braces has one at each brace."""
 
 
 def enveloped(args: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -74,17 +83,52 @@ def restarted_object(text: str) -> list[dict[str, Any]] | None:
     (``{"command": "ls -l"{"command": "ls -l", "description": "List"}``,
     sgl-project/sglang#23071; ``{{"city": "Orlando", ...}``,
     vllm-project/vllm#51697); else ``None``. Only a start that the object's
-    own text begins with is dropped: other text before an object stays an error."""
+    own text begins with is dropped: other text before an object stays an error.
+
+    Linear in the text: a ``{`` whose text does not begin with the start
+    before it is passed over without a copy (``_prefix_lengths``), and at
+    most ``MAX_RESTART_DECODES`` places that do are decoded (a failed decode
+    costs time in its offset: CPython's error counts the lines before it).
+    Each ``{`` once sliced the rest of the text, and a long cut-off argument
+    text (a code tool's, a brace a line) took time growing with the square
+    of its length."""
+    if not text.rstrip().endswith("}"):
+        return None
     decoder = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())  # the head is stripped: it begins here
+    shared = _prefix_lengths(text, start)
+    decodes = MAX_RESTART_DECODES
     at = text.find("{", 1)
-    while at > 0:
-        head = text[:at].strip()
-        if head and text[at:].lstrip().startswith(head):
+    while at > 0 and decodes:
+        head_end = at  # the head, text[start:head_end], ends before the spaces before ``at``
+        while head_end > start and text[head_end - 1].isspace():
+            head_end -= 1
+        if head_end > start and at > start and shared[at - start] >= head_end - start:
+            decodes -= 1
             try:
                 value, end = decoder.raw_decode(text, at)
             except ValueError:
                 value, end = None, at
-            if isinstance(value, dict) and not text[end:].strip():
+            if isinstance(value, dict) and _SPACES_TO_END.match(text, end):
                 return [value]
         at = text.find("{", at + 1)
     return None
+
+
+def _prefix_lengths(text: str, start: int) -> list[int]:
+    """For each offset ``k`` of ``text[start:]``, how many characters from
+    ``start + k`` equal those from ``start`` (the Z-function; the whole for
+    ``k = 0``), in time linear in the text."""
+    n = len(text) - start
+    z = [0] * n
+    if n:
+        z[0] = n
+    left = right = 0
+    for k in range(1, n):
+        length = min(right - k, z[k - left]) if k < right else 0
+        while k + length < n and text[start + length] == text[start + k + length]:
+            length += 1
+        z[k] = length
+        if k + length > right:
+            left, right = k, k + length
+    return z
