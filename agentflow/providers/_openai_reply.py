@@ -59,9 +59,10 @@ class OpenAIReplyHooks:
     ``ServerError`` an unknown code would be; in a 4xx reply, a
     ``ModeratedRequestError`` (also a ``BadRequestError``)."""
     _parser_type: type[ChunkParser]
-    _profile: ModelProfile
     """The parser this model's replies are read with (``parser_class``, or a
     ``_think_tags`` parser when its profile has ``inline_thinking``)."""
+    _profile: ModelProfile
+    """The model's profile (``cumulative_stream_deltas``: how a stream's text comes)."""
 
     # -- errors (hooks) -----------------------------------------------------
     def map_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
