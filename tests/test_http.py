@@ -458,6 +458,29 @@ def test_env_keys_only_for_the_vendors_own_host(monkeypatch: pytest.MonkeyPatch)
         assert "sk-secret-env" not in str(model._client._headers.values())  # type: ignore[attr-defined]
 
 
+
+def test_a_vendors_own_host_written_another_way_is_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hosts compare as URLs: ``OLLAMA_HOST=https://ollama.com`` is read as
+    ``https://ollama.com:443`` (as the official client reads it), which was
+    another host, so Ollama cloud was asked without the key; so was
+    ``https://API.openai.com:443/v1``. Another port or host stays foreign."""
+    from agentflow.providers.ollama import OllamaChatModel
+    from agentflow.providers.openai import OpenAIChatModel
+
+    monkeypatch.setenv("OLLAMA_API_KEY", "sk-secret-env")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-env")
+    monkeypatch.setenv("OLLAMA_HOST", "https://ollama.com")
+    own = [OllamaChatModel("qwen3")._client,
+           OpenAIChatModel("gpt-4o", base_url="https://API.openai.com:443/v1")._http]
+    other = [OllamaChatModel("qwen3", base_url="https://ollama.com:8443")._client,
+             OpenAIChatModel("gpt-4o", base_url="https://api.openai.com.example.net/v1")._http,
+             OpenAIChatModel("gpt-4o", base_url="https://example.net/api.openai.com")._http]
+    for client in own:
+        assert "sk-secret-env" in str(client._headers.values())
+    for client in other:
+        assert "sk-secret-env" not in str(client._headers.values())
+
 @asynccontextmanager
 async def header_recorder() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     """A second origin that records the headers of every request it gets."""

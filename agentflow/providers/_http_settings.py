@@ -155,10 +155,33 @@ def join_url(base_url: str, path: str) -> str:
     return f"{root.rstrip('/')}/{route}" + (f"?{both}" if both else "")
 
 
-def own_host(base_url: str, vendor_url: str) -> bool:
-    """Whether ``base_url`` is on the vendor's own host: only then is a key
-    taken from the environment, so it never reaches a third-party server."""
-    return urlsplit(base_url).netloc == urlsplit(vendor_url).netloc
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _host_of(url: str) -> tuple[str, int | None] | None:
+    """``(host, port)`` of ``url`` (a bare ``host[:port]`` too), the host in
+    lower case and a scheme's default port (``:443`` of ``https``) as none;
+    ``None`` when it names no host or a port that is no number."""
+    parts = urlsplit(url if "://" in url else f"//{url}")
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    return parts.hostname, None if port == _DEFAULT_PORTS.get(parts.scheme.lower()) else port
+
+
+def own_host(base_url: str, *vendor_urls: str) -> bool:
+    """Whether ``base_url`` is on the vendor's own host (one of
+    ``vendor_urls``: its default URL, or a bare host name it also serves
+    from): only then is a key taken from the environment, so it never
+    reaches a third-party server. Hosts compare as URLs do: letter case
+    aside, a scheme's default port written out (``https://ollama.com:443``,
+    as ``OLLAMA_HOST=https://ollama.com`` is read) or not (it was another
+    host, and the key in the environment was not sent)."""
+    host = _host_of(base_url)
+    return host is not None and any(_host_of(url) == host for url in vendor_urls if url)
 
 
 def checked_headers(vendor: str, headers: Mapping[str, str]) -> dict[str, str]:

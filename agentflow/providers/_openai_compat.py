@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal, Self
-from urllib.parse import urlsplit
 
 from agentflow._secrets import redact_urls
 from agentflow.errors import (
@@ -36,6 +35,7 @@ from agentflow.providers._http import (
     HttpSettings,
     RateHeaders,
     api_key_from,
+    own_host,
     shared_governor,
 )
 from agentflow.providers._markup import (
@@ -198,8 +198,7 @@ class OpenAICompatibleModel(OpenAISending):
         url = (base_url or self.default_base_url).rstrip("/")
         if not url:
             raise InvalidModelError(f"{self.vendor}: base_url is required")
-        hosts = {urlsplit(self.default_base_url).netloc, *self.own_hosts} - {""}
-        self.own_host = urlsplit(url).netloc in hosts
+        self.own_host = own_host(url, self.default_base_url, *self.own_hosts)
         key = api_key_from(api_key, "")
         if not key and self.own_host:
             for var in (self.env_var, *self.env_aliases):

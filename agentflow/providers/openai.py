@@ -23,7 +23,7 @@ from agentflow.batch_api.protocol import BatchRequest
 from agentflow.media.tokens import MediaTokens, TiledImages
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoiceMode, ToolSpec
-from agentflow.providers._http import RateHeaders, api_key_from, parse_retry_after
+from agentflow.providers._http import RateHeaders, api_key_from, own_host, parse_retry_after
 from agentflow.providers._markup import filter_for
 from agentflow.providers._openai_batch import OpenAIBatchAPI
 from agentflow.providers._openai_compat import (
@@ -248,7 +248,7 @@ class OpenAIChatModel(OpenAICompatibleModel):
     ) -> None:
         headers = dict(kwargs.pop("headers", None) or {})
         url = kwargs.get("base_url") or self.default_base_url
-        if urlsplit(url).netloc == urlsplit(self.default_base_url).netloc:
+        if own_host(url, self.default_base_url):
             organization = organization or api_key_from(None, "OPENAI_ORG_ID")
             project = project or api_key_from(None, "OPENAI_PROJECT_ID")
         if organization:
