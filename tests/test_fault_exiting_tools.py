@@ -168,3 +168,32 @@ async def test_a_result_no_writer_takes_is_the_tools_failure(tool: Any, levels: 
     assert result.is_error and result.output.startswith(
         "the tool's result could not be written as text")
     assert isinstance(events[-1], Complete)
+
+
+async def _interrupted() -> AsyncIterator[Event]:
+    yield ReasoningChunk("Hello", 1)
+    raise KeyboardInterrupt
+
+
+async def test_an_interrupt_is_raised_on_when_the_client_is_gone_too() -> None:
+    """A ``KeyboardInterrupt`` whose error frame finds the client gone (the
+    write fails) is raised all the same: it was lost, replaced by the
+    disconnect, and the server ran on."""
+    sent: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()  # no disconnect message: the write finds it
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and sent:
+            raise ConnectionResetError("the client is gone")
+        if message["type"] == "http.response.body":
+            sent.append(message["body"])
+
+    response = EventStreamResponse(_interrupted(), encoder=AgentflowEncoder())
+    with pytest.raises(BaseException) as raised:
+        await asyncio.wait_for(response({"type": "http"}, receive, send), 10)  # type: ignore[arg-type]
+    assert raised.type is KeyboardInterrupt or (isinstance(raised.value, BaseExceptionGroup)
+                                                and raised.value.subgroup(KeyboardInterrupt))
+    assert b"Hello" in b"".join(sent) and response.error.__class__ is KeyboardInterrupt

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import Any, Literal
 
 import anyio
@@ -185,8 +185,9 @@ class EventStreamResponse(Response):
         except SystemExit as exc:  # code's sys.exit: this stream's failure, never the server's
             await self._fail(exc)
         except KeyboardInterrupt as exc:  # never swallowed, never a stream cut without its end
-            await self._fail(exc)
-            await self._write(self.encoder.end(), more=False)
+            with suppress(_ClientGone):  # (the client gone too: the interrupt goes on all the same)
+                await self._fail(exc)
+                await self._write(self.encoder.end(), more=False)
             raise
         else:
             if self.outcome == "pending":  # the events ended before the call did
