@@ -58,7 +58,6 @@ from agentflow.batch_types import (
 from agentflow.batch_types import InputLike as InputLike  # re-exported: agentflow.sync reads it
 from agentflow.extraction.budget import DEFAULT_CHUNKING, Chunking
 from agentflow.extraction.chunked import ChunkProgress
-from agentflow.extraction.pipeline import _prompt_overhead as _prompt_overhead  # tests read it
 from agentflow.extraction.pipeline import check_plan, plan_extraction
 from agentflow.extraction.schedule import WINDOW as WINDOW  # re-exported: tests read it
 from agentflow.extraction.schedule import schedule

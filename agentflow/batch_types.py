@@ -171,7 +171,7 @@ class ExtractOptions(TypedDict, total=False):
     batch: BatchSettings | None
 
 
-def _as_input(index: int, item: InputLike) -> ExtractInput:
+def as_input(index: int, item: InputLike) -> ExtractInput:
     """Input ``index`` as an ``ExtractInput``: a ``str`` is a text whose id is
     its position; an ``(id, text)`` pair's id is ``str(id)`` (an int, a
     ``Path``...; never ``None`` or bytes, whose ``str`` is no name), its text
@@ -208,8 +208,8 @@ def _pair_id(index: int, raw: object) -> str:
 
 
 def _id_of(index: int, item: object) -> tuple[str, bool] | None:
-    """``(id, generated)`` of an input as ``_as_input`` makes it, without making it;
-    ``None`` for an input ``_as_input`` refuses (refused when it is reached)."""
+    """``(id, generated)`` of an input as ``as_input`` makes it, without making it;
+    ``None`` for an input ``as_input`` refuses (refused when it is reached)."""
     if isinstance(item, ExtractInput):
         return item.id, False
     if isinstance(item, str):
@@ -272,7 +272,7 @@ class IdCheck:
 
 def check_inputs(inputs: Collection[InputLike]) -> None:
     """Check every input of a collection (it can be read again) before any
-    request, in order: its form (``_as_input``) and its id (``IdCheck``).
+    request, in order: its form (``as_input``) and its id (``IdCheck``).
 
     Raises:
         InvalidInputError: the first input of an unsupported form, or whose
@@ -281,7 +281,7 @@ def check_inputs(inputs: Collection[InputLike]) -> None:
     """
     check = IdCheck()
     for index, item in enumerate(inputs):
-        _as_input(index, item)
+        as_input(index, item)
         check.add(index, item)
 
 
@@ -302,13 +302,16 @@ class UniqueIds:
     inputs: Iterable[InputLike] | AsyncIterable[InputLike]
 
 
-async def _aiter(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> AsyncGenerator[
+async def async_inputs(inputs: Iterable[InputLike] | AsyncIterable[InputLike]) -> AsyncGenerator[
     InputLike, None
 ]:
-    """``inputs`` as one async iterator; when it is closed (the run ended, or
-    stopped early) it closes the iterator it took from ``inputs`` too, in the
-    task that iterated it, so a generator's ``finally`` and its task groups
-    run there and then, not later in the garbage collector."""
+    """``inputs`` (a sync or async iterable, as ``extract_many`` takes it) as
+    one async iterator of its items, passed through unchecked (``as_input``
+    checks each); it raises what iterating ``inputs`` raises. When it is
+    closed (the run ended, or stopped early) it closes the iterator it took
+    from ``inputs`` too, in the task that iterated it, so a generator's
+    ``finally`` and its task groups run there and then, not later in the
+    garbage collector."""
     if isinstance(inputs, AsyncIterable):
         iterator = aiter(inputs)
         try:

@@ -15,9 +15,9 @@ import pytest
 from pydantic import BaseModel, Field, RootModel, computed_field, model_validator
 
 from agentflow import Example, InvalidExampleError, OutputConfig, ReActAgent
-from agentflow.batch import _prompt_overhead, extract_many
+from agentflow.batch import extract_many
 from agentflow.cli import main
-from agentflow.extraction.pipeline import plan_extraction
+from agentflow.extraction.pipeline import plan_extraction, prompt_overhead
 from agentflow.grounding import Grounded
 from agentflow.model import ModelProfile
 from agentflow.output.examples import (
@@ -306,7 +306,7 @@ async def test_extract_many_shows_examples_and_refuses_a_bad_one_up_front() -> N
 async def test_the_long_document_budget_counts_the_examples() -> None:
     agent = ReActAgent("x", FunctionModel(lambda r: "{}", profile=NATIVE))
     shown = examples_text(check_examples([Example(TEXT, GOOD)] * 3, Entry), Entry)
-    assert await _prompt_overhead(agent, Entry, shown) > await _prompt_overhead(agent, Entry)
+    assert await prompt_overhead(agent, Entry, shown) > await prompt_overhead(agent, Entry)
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -1,7 +1,7 @@
 """The package's architecture, checked: every import inside ``agentflow``
 goes down the layers named in ``LAYERS`` (or stays within its layer), no
 modules import each other in a circle, and no module imports a private
-(underscore) module of another package.
+(underscore) module, or a private name, of another package.
 
 Every import statement counts, wherever it stands: at the top of a module,
 inside a function (imported late), or under ``TYPE_CHECKING``. A late import
@@ -64,18 +64,30 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+def package_of(name: str, path: Path) -> str:
+    """The package module ``name`` (at ``path``) is in: itself for a package's
+    ``__init__``, else the package above it."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module ``from ... import`` reads, in a module of ``package``
+    (``from .x import y`` in ``agentflow.cli``: ``agentflow.cli.x``)."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
 def imported(name: str, path: Path, known: set[str]) -> Iterator[tuple[int, str]]:
     """``(line, module)`` of every ``agentflow`` module ``path`` imports."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    package = package_of(name, path)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join([*parts, *([node.module] if node.module else [])])
+            base = imported_from(node, package)
             # ``from a import b`` imports module ``a.b`` when there is one, else a name of ``a``
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                        for alias in node.names]
@@ -250,3 +262,62 @@ def test_modules_share_no_private_names() -> None:
     assert private_imports(SHARING_NO_PRIVATE_NAMES) == []
     # the check itself sees one: a package that still shares some
     assert any(": _" in line for line in private_imports(("agentflow.output",)))
+
+
+def private_names_imported() -> list[tuple[str, int, str, str]]:
+    """``(module, line, from module, name)`` for each private name (``_x``,
+    not a module, not a dunder) a module imports from an ``agentflow``
+    module, by an absolute or a relative import, late or type-only."""
+    found = modules()
+    out: list[tuple[str, int, str, str]] = []
+    for name, path in found.items():
+        package = package_of(name, path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            source = imported_from(node, package)
+            if source not in found:
+                continue
+            out += [(name, node.lineno, source, alias.name) for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                    and f"{source}.{alias.name}" not in found]
+    return out
+
+
+def foreign_private_names(imports: list[tuple[str, int, str, str]],
+                          packages: set[str]) -> list[str]:
+    """``module imports name from module ...`` for each private name imported
+    from a module of another package (``package_of``; ``packages``: the
+    modules that are packages, their ``__init__``)."""
+    def home(module: str) -> str:
+        return module if module in packages else module.rpartition(".")[0]
+
+    return [f"{name} imports {private} from {source} (private to {home(source)}) at line {line}"
+            for name, line, source, private in imports if home(name) != home(source)]
+
+
+def test_no_module_imports_a_private_name_of_another_package() -> None:
+    """A private name (``_x``) is shared at most among the modules of its own
+    package (``agentflow.cli`` and ``agentflow.cli.extract``, both in
+    ``agentflow.cli``); another package imports a public name (documented,
+    left out of ``__all__`` when it is plumbing, as ``extraction.records.
+    RecordSink``). A subpackage is another package (``agentflow.extraction.
+    schedule`` may not import ``agentflow.batch_types._x``), and so is the
+    package above (``agentflow.batch`` may not import ``agentflow.extraction.
+    pipeline._x``). ``SHARING_NO_PRIVATE_NAMES`` is stricter still."""
+    packages = {name for name, path in modules().items() if path.name == "__init__.py"}
+    found = private_names_imported()
+    assert foreign_private_names(found, packages) == []
+    # the check itself: it sees private names, and flags only those crossing a package
+    assert ("agentflow.cli", "agentflow.cli.extract", "_extract") in {
+        (name, source, private) for name, _, source, private in found}
+    made_up = [("agentflow.cli", 3, "agentflow.extraction.records", "_Sink"),
+               ("agentflow.cli", 4, "agentflow.cli.extract", "_extract"),
+               ("agentflow.extraction.schedule", 5, "agentflow.batch_types", "_aiter"),
+               ("agentflow.output.a", 6, "agentflow.output.b", "_x")]
+    assert foreign_private_names(made_up, {"agentflow", "agentflow.cli"}) == [
+        "agentflow.cli imports _Sink from agentflow.extraction.records "
+        "(private to agentflow.extraction) at line 3",
+        "agentflow.extraction.schedule imports _aiter from agentflow.batch_types "
+        "(private to agentflow) at line 5",
+    ]

@@ -67,9 +67,7 @@ from agentflow.documents.inputs import FORMATS, InputError
 from agentflow.documents.names import printable
 from agentflow.documents.routing import PDF_MODES
 from agentflow.errors import AgentflowError
-from agentflow.extraction.records import _problem_record as _problem_record
-from agentflow.extraction.records import _Sink
-from agentflow.extraction.records import _transient as _transient
+from agentflow.extraction.records import RecordSink
 from agentflow.extraction.review import write_review
 from agentflow.extraction.setup import check_module_settings, load_schema
 from agentflow.extraction.targets import check_new_files
@@ -330,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 some input
     failed, 2 bad usage or set-up, 130 interrupted)."""
     args = _parser().parse_args(argv)
-    sink = _Sink()
+    sink = RecordSink()
     try:
         if args.command == "models":
             return _models()

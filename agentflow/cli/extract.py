@@ -41,7 +41,7 @@ from agentflow.errors import AgentflowError
 from agentflow.errors.run_wide import run_wide
 from agentflow.extraction.budget import Chunking
 from agentflow.extraction.fingerprint import schema_fingerprint
-from agentflow.extraction.records import _problem_record, _Sink, _transient
+from agentflow.extraction.records import RecordSink, is_transient, problem_record
 from agentflow.extraction.settings_fingerprint import settings_fingerprint
 from agentflow.extraction.setup import (
     SetupError,
@@ -56,7 +56,7 @@ from agentflow.model import Usage
 
 __all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_INSTRUCTIONS", "CliError", "_extract", "chunking_for"]
 
-async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
+async def _extract(args: argparse.Namespace, sink: RecordSink) -> int:
     plan = plan_of(args)  # set-up first: nothing is asked before
     output_type, module = plan.output_type, plan.module
     instructions, prepare, max_chars = plan.instructions, plan.prepare, plan.max_chars
@@ -99,7 +99,7 @@ async def _extract(args: argparse.Namespace, sink: _Sink) -> int:
 
 
 async def _extract_into(
-    args: argparse.Namespace, sink: _Sink, model: Any, output_type: Any, instructions: str,
+    args: argparse.Namespace, sink: RecordSink, model: Any, output_type: Any, instructions: str,
     prepare: Any, max_chars: int | None, examples: Any = None, chunking: Chunking | None = None,
 ) -> int:
     outcomes = sink.out.outcomes if sink.out is not None else None
@@ -112,7 +112,7 @@ async def _extract_into(
             return False
         error = outcomes.get(doc_id)
         if error is MISSING or not (error is None or not (args.retry_failed
-                                                          or _transient(str(error)))):
+                                                          or is_transient(str(error)))):
             return False
         before[0] += 1
         before[1] += error is not None
@@ -139,7 +139,7 @@ async def _extract_into(
 
     def problem(doc: Document) -> None:
         print(f"agentflow: skipped {printable(doc.problem or '')}", file=sys.stderr)
-        record = _problem_record(doc)
+        record = problem_record(doc)
         sink.write(record)
         progress.add(record)
 

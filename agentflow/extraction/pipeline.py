@@ -82,9 +82,16 @@ def _cap(text: str, max_chars: int | None) -> tuple[str, Truncation | None]:
     return text[: first.end], Truncation(first.end, len(text))
 
 
-async def _prompt_overhead(agent: ReActAgent, output: Any, shown: str = "") -> int:
-    """Tokens of what goes with every chunk: the system prompt, the output
-    schema and the rendered few-shot examples (``shown``)."""
+async def prompt_overhead(agent: ReActAgent, output: Any, shown: str = "") -> int:
+    """Tokens of what goes with every chunk of a document ``agent`` extracts
+    ``output`` from: its system prompt, the output schema as sent (``{}`` for
+    an output type no schema describes) and the rendered few-shot examples
+    (``shown``), counted by ``count_tokens`` for ``agent.model`` (a counter
+    that fails falls back to an estimate).
+
+    Raises:
+        UsageError: the model itself cannot be used (``count_tokens``).
+    """
     try:  # the schema as sent, for every output type (a JSON Schema's "#" refs too)
         schema: Any = OutputSpec.of(output).plain_schema
     except SchemaError:
@@ -276,7 +283,7 @@ class ExtractionPlan:
         its own agent), with the per-request token overhead counted (the
         budget stage: only when long documents are chunked)."""
         agent = agent or self.agent
-        overhead = (await _prompt_overhead(agent, self.output,
+        overhead = (await prompt_overhead(agent, self.output,
                                            examples_text(self.shown, self.output))
                     if self.settings.chunking is not None else 0)
         return dataclasses.replace(self, agent=agent, overhead=overhead, verify=verify_plan(

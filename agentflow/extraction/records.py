@@ -22,13 +22,21 @@ from agentflow.extraction.masked import flag_masked, mask_paths, masked_values
 from agentflow.extraction.outfile import OutFile
 from agentflow.usage import Usage
 
-__all__ = ["_Sink", "_problem_record", "_transient", "to_record"]
+__all__ = ["to_record"]  # RecordSink, problem_record, is_transient: the CLI's and Ray's plumbing
 
 
 @dataclass
-class _Sink:
-    """Where records go: the locked ``--out`` file, or stdout; counts what it
-    saved. ``schema``: the run's schema fingerprint, stamped on every record."""
+class RecordSink:
+    """Where ``agentflow extract``'s records go: the locked ``--out`` file
+    (``out``), or stdout when ``out`` is ``None`` (one line of strict JSON per
+    record, flushed); ``saved`` counts what it wrote. ``schema``: the run's
+    schema fingerprint, stamped on every record.
+
+        sink = RecordSink(out=OutFile(...), schema=fingerprint)
+        sink.write(to_record(result))   # the record, with schema and settings
+
+    ``write`` raises what the file's or stdout's write raises (``OSError``).
+    """
 
     out: OutFile | None = None
     saved: int = 0
@@ -49,14 +57,20 @@ class _Sink:
         self.saved += 1
 
 
-def _transient(error_type: str) -> bool:
-    """Whether a record's error type is a transient provider failure (rate
-    limit, overload, 5xx, timeout, connection): retried on a rerun unasked."""
+def is_transient(error_type: str) -> bool:
+    """Whether a record's error type (its ``error.type``, a class name of
+    ``agentflow.errors`` such as ``"RateLimitError"``) is a transient provider
+    failure (rate limit, overload, 5xx, timeout, connection): retried on a
+    rerun unasked. Any other name, known or not, is ``False``; never raises."""
     cls = getattr(errors, error_type, None)
     return isinstance(cls, type) and issubclass(cls, errors.ProviderError) and cls.retryable
 
 
-def _problem_record(doc: Document) -> dict[str, Any]:
+def problem_record(doc: Document) -> dict[str, Any]:
+    """The record of an input that could not be read (``doc.problem`` set:
+    no file, not text, too large...): ``{"id", "ok": False, "error": {"type",
+    "message", "reason"?}, "attempts": 0}``, its type ``doc.problem_type``
+    (``"InputError"`` when unset). No request was made for it; never raises."""
     error = {"type": doc.problem_type or "InputError", "message": doc.problem}
     if doc.reason:
         error["reason"] = doc.reason

@@ -22,7 +22,7 @@ from agentflow._anyio_fast import receive_soon, send_soon, stop_task
 from agentflow._commit import stray_cancel
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.model import input_scope
-from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, _aiter, _as_input
+from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, as_input, async_inputs
 from agentflow.errors import StrayCancelError
 from agentflow.errors.run_wide import run_wide
 from agentflow.extraction.one_call import stray_error
@@ -80,12 +80,12 @@ async def schedule(
                 try:
                     # an async generator is read as it is (closed here all the same): no
                     # generator around it to step through per input
-                    stream = inputs if isinstance(inputs, AsyncGenerator) else _aiter(inputs)
+                    stream = inputs if isinstance(inputs, AsyncGenerator) else async_inputs(inputs)
                     async with contextlib.aclosing(stream):
                         async for raw in stream:
                             if not checked_ids:
                                 ids.add(index, raw)
-                            item = _as_input(index, raw)
+                            item = as_input(index, raw)
                             await unyielded.acquire()
                             await limiter.acquire()
                             if counted is None:

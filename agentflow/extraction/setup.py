@@ -46,7 +46,16 @@ def _import_failure(ref: str, exc: BaseException) -> SetupError:
     return SetupError(f"cannot import schema module {ref!r}: {type(exc).__name__}: {exc}")
 
 
-def _load_module(ref: str) -> ModuleType:
+def load_module(ref: str) -> ModuleType:
+    """The module ``ref`` names: a file (``path.py``, or any path with a ``/``),
+    imported under its stem (``agentflow_schema_<stem>`` when another module
+    already has that name) with its folder appended to ``sys.path`` so its
+    sibling modules import; else a dotted module name, imported as usual.
+
+    Raises:
+        SetupError: the file does not exist, or the module fails to import
+            (any exception or ``SystemExit`` it raises, named in the message).
+    """
     if ref.endswith(".py") or "/" in ref:
         path = Path(ref)
         if not path.is_file():
@@ -110,7 +119,7 @@ def load_schema(ref: str) -> tuple[Any, ModuleType | None]:
     if not sep or not module_ref or not name:
         raise SetupError(
             f"--schema must be module:Class, path.py:Class or a .json file, got {ref!r}")
-    module = _load_module(module_ref)
+    module = load_module(module_ref)
     try:
         found = getattr(module, name)
     except AttributeError:

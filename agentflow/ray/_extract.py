@@ -84,7 +84,7 @@ class _Extractor:
         return self.loop.run_until_complete(self._run(batch))
 
     async def _run(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        from agentflow.extraction.records import _problem_record, to_record
+        from agentflow.extraction.records import problem_record, to_record
 
         ids = [str(x) for x in batch["id"]]
         texts = list(batch["text"])  # a str each; anything else is refused, never str()-ed
@@ -101,11 +101,11 @@ class _Extractor:
         rows: list[int] = []  # the batch row of each usable input
         for row, (rid, text, problem) in enumerate(zip(ids, texts, problems, strict=True)):
             if isinstance(problem, str) and problem:
-                ordered[row] = _problem_record(Document(
+                ordered[row] = problem_record(Document(
                     rid, "", problem=problem, problem_type=problem_types[row] or None,
                     reason=reasons[row] or None))
             elif not isinstance(text, str):  # a null (None) or binary text column value
-                ordered[row] = _problem_record(Document(
+                ordered[row] = problem_record(Document(
                     rid, "", problem=not_text(rid, text), problem_type="InvalidInputError"))
             else:
                 usable.append(ExtractInput(rid, text))

@@ -35,10 +35,10 @@ def resolve(ref: Any) -> Any:
 
 def resolve_value(ref: str) -> Any:
     """The value a ``module:name`` / ``path.py:name`` string names (any value)."""
-    from agentflow.extraction.setup import _load_module
+    from agentflow.extraction.setup import load_module
 
     module_ref, _, name = ref.rpartition(":")
-    return getattr(_load_module(module_ref), name)
+    return getattr(load_module(module_ref), name)
 
 
 def absolute_ref(ref: str) -> str:
