@@ -201,6 +201,12 @@ class _LineSplitter:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._buffer = ""
 
+    @property
+    def pending(self) -> int:
+        """The characters of the line not ended yet (a reader's line limit
+        checks them before the line ends)."""
+        return len(self._buffer)
+
     def feed(self, raw: bytes) -> list[str]:
         """The lines ``raw`` completes."""
         buffer = self._buffer + self._decoder.decode(raw)
@@ -227,7 +233,7 @@ async def _lines(response: aiohttp.ClientResponse, limit: int | None, vendor: st
     splitter = _LineSplitter()
     async for raw in response.content.iter_any():
         lines = splitter.feed(raw)
-        if limit is not None and (len(splitter._buffer) > limit
+        if limit is not None and (splitter.pending > limit
                                   or any(len(line) > limit for line in lines)):
             response.close()  # (nothing more of it is read)
             raise ReplyTooLargeError(
