@@ -39,9 +39,17 @@ def test_parsed_as_the_sdk_parses_it(value: str) -> None:
     ("", DEFAULT_BASE_URL), ("  ", DEFAULT_BASE_URL),
     ("0.0.0.0", "http://127.0.0.1:11434"), ("0.0.0.0:8080", "http://127.0.0.1:8080"),
     ("http://[::]:11434", "http://127.0.0.1:11434"),
+    ("::", "http://127.0.0.1:11434"), ("::1", "http://[::1]:11434"),
+    ("http://::1/api/", "http://[::1]:80/api"), ("fe80::1", "http://[fe80::1]:11434"),
 ])
 def test_unset_and_bind_all(value: str, expected: str) -> None:
     assert ollama_host(value) == expected
+
+
+@pytest.mark.parametrize("value", ["example.com:port", "1.2.3.4:99999", "[::1]:x"])
+def test_a_bad_port_names_the_variable(value: str) -> None:
+    with pytest.raises(ValueError, match=r"OLLAMA_HOST=.*is no Ollama server address"):
+        ollama_host(value)
 
 
 def test_no_variable_is_localhost(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ refused by localhost while ``ollama run`` and the SDK worked.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import urllib.parse
 
@@ -30,12 +31,13 @@ def ollama_host(value: str | None = None) -> str:
     """The base URL for ``value`` (default: ``$OLLAMA_HOST``), parsed as
     ollama-python's ``_parse_host`` parses it: a missing scheme is ``http``,
     a missing port is 11434 (80 / 443 when the scheme is given), a path is
-    kept without its trailing ``/``; a bind-all address (``0.0.0.0``, ``::``)
-    is the loopback; nothing set gives ``DEFAULT_BASE_URL``.
+    kept without its trailing ``/``; a bare IPv6 address (``::1``, with no
+    brackets and so no port) is read as the host; a bind-all address
+    (``0.0.0.0``, ``::``) is the loopback; nothing set gives ``DEFAULT_BASE_URL``.
 
     Raises:
         ValueError: a port that is no number or out of range (as the SDK's
-            parse raises).
+            parse raises), the message naming ``OLLAMA_HOST`` and its value.
     """
     raw = (os.environ.get(HOST_VARIABLE) if value is None else value) or ""
     raw = raw.strip()
@@ -49,10 +51,25 @@ def ollama_host(value: str | None = None) -> str:
         port = 80
     elif scheme == "https":
         port = 443
-    split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
+    authority, slash, path = hostport.partition("/")
+    if _bare_ipv6(authority):  # (urllib would read its last group as a port)
+        hostport = f"[{authority}]{slash}{path}"
+    try:
+        split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
+        port = split.port or port
+    except ValueError as exc:
+        raise ValueError(f"{HOST_VARIABLE}={raw!r} is no Ollama server address: {exc} "
+                         "(write host:port, [IPv6 address]:port or a URL)") from exc
     host = split.hostname or "127.0.0.1"
     if host in _UNSPECIFIED:
         host = "127.0.0.1"
-    port = split.port or port
     shown = f"[{host}]" if ":" in host else host
     return f"{scheme}://{shown}:{port}{split.path.rstrip('/')}"
+
+
+def _bare_ipv6(authority: str) -> bool:
+    """Whether ``authority`` is an IPv6 address without brackets (``::``, ``::1``)."""
+    try:
+        return isinstance(ipaddress.ip_address(authority), ipaddress.IPv6Address)
+    except ValueError:
+        return False
