@@ -23,18 +23,26 @@ from types import TracebackType
 from typing import Any
 
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
+from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
 
 from agentflow._secrets import mask_secrets
 
-__all__ = ["FALLBACK_VERSION", "checked_streams", "tool_fault"]
+__all__ = ["FALLBACK_VERSION", "MAX_PENDING", "checked_streams", "tool_fault"]
 
 FALLBACK_VERSION = "2025-11-25"
 """The protocol version a result is checked at before one is negotiated (the SDK's own)."""
 
 _METHOD = "tools/list"
+
+_CANCELLED = "notifications/cancelled"
+"""What the SDK writes when it gives up on a request (its read timeout, or the
+caller cancelled): that request's answer is no longer read."""
+
+MAX_PENDING = 256
+"""The most ``tools/list`` requests noted at once: the oldest is forgotten past
+it (one the SDK gave up on without a ``notifications/cancelled``)."""
 
 
 def tool_fault(tool: Any, version: str | None) -> str | None:
@@ -59,15 +67,22 @@ def _name(tool: Any, index: int) -> str:
 
 
 class _Writes:
-    """The session's write stream; notes the id of each ``tools/list`` it sends."""
+    """The session's write stream; notes the id of each ``tools/list`` it sends,
+    and forgets it when the session cancels that request (so a session whose
+    listings time out keeps no id of them), at most ``MAX_PENDING`` at once."""
 
-    def __init__(self, inner: Any, pending: set[Any]) -> None:
+    def __init__(self, inner: Any, pending: dict[Any, None]) -> None:
         self._inner, self._pending = inner, pending
 
     async def send(self, item: SessionMessage, /) -> None:
         message = item.message
         if isinstance(message, JSONRPCRequest) and message.method == _METHOD:
-            self._pending.add(message.id)
+            self._pending[message.id] = None
+            while len(self._pending) > MAX_PENDING:
+                del self._pending[next(iter(self._pending))]
+        elif (isinstance(message, JSONRPCNotification) and message.method == _CANCELLED
+              and isinstance(message.params, dict)):
+            self._pending.pop(message.params.get("requestId"), None)
         await self._inner.send(item)
 
     async def aclose(self) -> None:
@@ -86,7 +101,7 @@ class _Writes:
 class _Reads:
     """The session's read stream; the answers to the noted requests checked."""
 
-    def __init__(self, inner: Any, pending: set[Any], version: Callable[[], str | None],
+    def __init__(self, inner: Any, pending: dict[Any, None], version: Callable[[], str | None],
                  dropped: Callable[[str, str], None]) -> None:
         self._inner, self._pending = inner, pending
         self._version, self._dropped = version, dropped
@@ -112,10 +127,10 @@ class _Reads:
         """``item``; an answer to a noted ``tools/list`` without the tools that fail."""
         message = getattr(item, "message", None)
         if isinstance(message, JSONRPCError):
-            self._pending.discard(message.id)
+            self._pending.pop(message.id, None)
         if not (isinstance(message, JSONRPCResponse) and message.id in self._pending):
             return item
-        self._pending.discard(message.id)
+        del self._pending[message.id]
         tools = message.result.get("tools")
         if isinstance(tools, list):
             kept = []
@@ -144,5 +159,5 @@ def checked_streams(read: Any, write: Any, version: Callable[[], str | None],
     answer checked one by one (the module docstring); ``version`` is the
     negotiated protocol version (``None`` before it is), ``dropped`` is called
     with ``(name, why)`` for each tool taken out."""
-    pending: set[Any] = set()
+    pending: dict[Any, None] = {}
     return _Reads(read, pending, version, dropped), _Writes(write, pending)
