@@ -192,6 +192,19 @@ def test_agui_resume_payload_of_another_shape_is_refused_with_the_shape_to_send(
             {"interruptId": "c1", "status": "resolved", "payload": payload}]})
 
 
+def test_agui_resume_payload_is_shown_escaped_and_cut() -> None:
+    # the refusal quotes what the client sent: a bidi override or a line separator in it
+    # reordered or split the logged message (web/_frame_caps.shown_input, shared with
+    # check_request's Host and Origin)
+    payload = {"approve": "\u202eon\u2028" + "x" * 500}
+    with pytest.raises(InvalidInputError) as caught:
+        read_run_input({**RUN, "resume": [
+            {"interruptId": "c1", "status": "resolved", "payload": payload}]})
+    message = str(caught.value)
+    assert "\u202e" not in message and "\u2028" not in message
+    assert '{"approve": "\\u202eon\\u2028xxx' in message and 'xxx...: send' in message
+
+
 def test_agui_resume_answers_as_the_response_schema_says() -> None:
     def decision(entry: dict[str, Any]) -> Any:
         run = read_run_input({**RUN, "resume": [{"interruptId": "c1", **entry}]})

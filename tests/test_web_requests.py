@@ -149,14 +149,14 @@ async def test_origin_and_host_checks(app: App) -> None:
     status, parsed, _ = await post(app.url, body, headers(origin="https://evil.example"))
     assert (status, parsed["error"]["type"]) == (403, "cross_origin")
     # the message names the origin and the way to allow it (a React dev server's port)
-    assert "'https://evil.example'" in parsed["error"]["message"]
+    assert '"https://evil.example"' in parsed["error"]["message"]
     assert "allowed_origins=" in parsed["error"]["message"]
     status, parsed, _ = await post(app.url, body, headers(origin="null"))
     assert status == 403
     # DNS rebinding: a hostile name resolving to 127.0.0.1 carries its own Host
     status, parsed, _ = await post(app.url, body, headers(host=f"evil.example:{port}"))
     assert (status, parsed["error"]["type"]) == (421, "misdirected_host")
-    assert f"'evil.example:{port}'" in parsed["error"]["message"]
+    assert f'"evil.example:{port}"' in parsed["error"]["message"]
     assert "allowed_hosts=" in parsed["error"]["message"]
     status, _, _ = await post(app.url, body, headers(origin=f"http://127.0.0.1:{port}"))
     assert status == 200

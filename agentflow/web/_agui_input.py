@@ -5,7 +5,6 @@ Source of the shapes: the ``ag-ui-protocol`` package's ``ag_ui.core``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ from agentflow.approvals import Approve, Decision, Refuse
 from agentflow.errors import InvalidInputError
 from agentflow.messages import Msg
 from agentflow.web._blocks import add_tool_result, is_discarded, text_of, tool_use_msg
+from agentflow.web._frame_caps import shown_input
 from agentflow.web.run_input import ClientTool, RunInput, split_run
 
 __all__ = ["APPROVAL_RESPONSE_SCHEMA", "read_run_input"]
@@ -99,8 +99,8 @@ def _decision(interrupt_id: str, status: str, payload: Any) -> Decision:
     answer = payload if isinstance(payload, Mapping) else {}
     if status == "resolved" and not isinstance(answer.get("approved"), bool):
         raise InvalidInputError(
-            f"the resume entry for interrupt {_shown(interrupt_id)} is resolved with the payload "
-            f"{_shown(payload)}: send {{\"approved\": true}} to run the call, or "
+            f"the resume entry for interrupt {shown_input(interrupt_id)} is resolved with the "
+            f"payload {shown_input(payload)}: send {{\"approved\": true}} to run the call, or "
             f"{{\"approved\": false, \"reason\": \"...\"}} to refuse it (the interrupt's "
             "responseSchema; \"status\": \"cancelled\" refuses too)")
     if status == "resolved" and answer.get("approved") is True:
@@ -110,9 +110,3 @@ def _decision(interrupt_id: str, status: str, payload: Any) -> Decision:
         return Approve(edited)
     reason = answer.get("reason")
     return Refuse(reason if isinstance(reason, str) and reason else "the user refused this call")
-
-
-def _shown(payload: Any) -> str:
-    """A client's payload for a message: its JSON, cut to 200 characters."""
-    shown = json.dumps(payload, ensure_ascii=False, default=repr)
-    return shown if len(shown) <= 200 else shown[:200] + "..."

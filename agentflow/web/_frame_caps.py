@@ -38,7 +38,7 @@ from typing import Any
 from agentflow._clean_text import json_bytes
 
 __all__ = ["MAX_ERROR_BYTES", "MAX_SHOWN_RESULT", "cut_at", "cut_text", "frame_within",
-           "json_size", "shown_json", "shown_result"]
+           "json_size", "shown_input", "shown_json", "shown_result"]
 
 MAX_ERROR_BYTES = 8 * 1024 * 1024
 """The most bytes of a frame that carries an error (under the 10 MB on which
@@ -64,6 +64,18 @@ def shown_result(output: str) -> str:
     return (f"{output[:MAX_SHOWN_RESULT]}\n[... {len(output) - MAX_SHOWN_RESULT:,} more "
             "characters not shown here; the model read the whole result when the tool ran, "
             "but a history the client sends back holds only this]")
+
+
+def shown_input(value: Any, limit: int = 200) -> str:
+    """A value a client sent (a header, a payload), quoted for an error
+    message: its JSON, every character that prints no glyph escaped (a
+    control or bidi character, a line separator: the message is logged and
+    shown), cut to ``limit`` characters and ``...``."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                       for c in text)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def shown_output(output: str) -> Any:

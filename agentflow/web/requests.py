@@ -38,6 +38,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 from agentflow._nesting import nesting_depth
+from agentflow.web._frame_caps import shown_input
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -162,11 +163,6 @@ def _host_name(authority: str) -> str:
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
-def _shown(value: str) -> str:
-    """A client's header value quoted for a message, cut to 100 characters."""
-    return repr(value if len(value) <= 100 else value[:100] + "...")
-
-
 def check_request(request: Request, *, allowed_hosts: Collection[str] = LOCAL_HOSTS,
                   allowed_origins: Collection[str] = ()) -> None:
     """Refuse a request for another host or from another site.
@@ -187,7 +183,7 @@ def check_request(request: Request, *, allowed_hosts: Collection[str] = LOCAL_HO
     host = request.headers.get("host", "")
     if not host or ("*" not in allowed_hosts and _host_name(host) not in allowed_hosts):
         raise RequestRejected(421, "misdirected_host", (
-            f"this server does not serve the Host {_shown(host)}: an app served under "
+            f"this server does not serve the Host {shown_input(host)}: an app served under "
             "that name allows it with check_request(..., allowed_hosts=[the name])"))
     origin = request.headers.get("origin")
     if origin is None:
@@ -195,6 +191,6 @@ def check_request(request: Request, *, allowed_hosts: Collection[str] = LOCAL_HO
     own = {f"http://{host.lower()}", f"https://{host.lower()}"}
     if origin.lower() not in own and origin not in allowed_origins:
         raise RequestRejected(403, "cross_origin", (
-            f"requests from the origin {_shown(origin)} are refused: a page served elsewhere "
+            f"requests from the origin {shown_input(origin)} are refused: a page served elsewhere "
             "(a dev server on another port) is allowed with "
             "check_request(..., allowed_origins=[its origin])"))
