@@ -13,19 +13,22 @@ whose message quotes a URL with its password shows the traceback without it.
 drives (the MCP SDK's transports, its HTTP client): their records quote the
 URL they send to, query and key-like path segments included (in a logged
 exception's traceback too: httpx2's ``HTTPStatusError`` quotes the URL).
+``add_record_mask`` adds a mask of another kind to those records (the MCP
+streamable HTTP session ids, ``mcp._session_ids``): one filter, one walk of
+each logger family, message, traceback and stack alike.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import structlog
 
 from agentflow._secrets import mask_secrets, mask_value
 
-__all__ = ["get_logger", "mask_records"]
+__all__ = ["add_record_mask", "get_logger", "mask_records"]
 
 
 def _mask(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -51,6 +54,23 @@ def get_logger(name: str = "agentflow") -> structlog.stdlib.BoundLogger:
 _FORMATTER = logging.Formatter()
 """Formats a record's exception as every stdlib handler would (``formatException``)."""
 
+_MASKS: list[Callable[[str], str]] = [mask_secrets]
+"""What ``mask_records``' filter does to a record's texts, in order."""
+
+
+def add_record_mask(mask: Callable[[str], str]) -> None:
+    """Run ``mask`` (text in, text with its credentials masked out) on every
+    text of each record ``mask_records`` masks, after ``mask_secrets``
+    (idempotent: a mask added twice runs once)."""
+    if mask not in _MASKS:
+        _MASKS.append(mask)
+
+
+def _masked(text: str) -> str:
+    for mask in _MASKS:
+        text = mask(text)
+    return text
+
 
 class _MaskRecords(logging.Filter):
     """A logger filter: the record's message with URLs' queries, fragments and
@@ -60,21 +80,22 @@ class _MaskRecords(logging.Filter):
     of its ``exc_info``. A library logs a failure with ``exc_info=True``
     (the MCP SDK: ``GET stream error`` at DEBUG), and the exception's message
     quotes the URL it sent to, query included (httpx2's ``HTTPStatusError``:
-    ``Client error '404 Not Found' for url 'http://host/mcp?api_key=<key>'``)."""
+    ``Client error '404 Not Found' for url 'http://host/mcp?api_key=<key>'``).
+    The masks ``add_record_mask`` added run after ``mask_secrets``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        masked = mask_secrets(message)
+        masked = _masked(message)
         if masked != message:
             record.msg, record.args = masked, None
         if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = mask_secrets(
+            record.exc_text = _masked(
                 record.exc_text or _FORMATTER.formatException(record.exc_info))
             record.exc_info = None
         elif record.exc_text:
-            record.exc_text = mask_secrets(record.exc_text)
+            record.exc_text = _masked(record.exc_text)
         if record.stack_info:
-            record.stack_info = mask_secrets(record.stack_info)
+            record.stack_info = _masked(record.stack_info)
         return True
 
 

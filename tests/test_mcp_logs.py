@@ -12,6 +12,7 @@ import pytest
 
 from agentflow._logging import mask_records
 from agentflow.mcp import MCPServer
+from agentflow.mcp._session_ids import SESSION_IDS
 from tests.mcp_http_faults import PROXY_COOKIE
 from tests.mcp_servers import http_server
 
@@ -108,3 +109,29 @@ async def test_every_sdk_logger_is_masked(caplog: pytest.LogCaptureFixture) -> N
                 "Failed to validate notification from %s", f"{base}/mcp?api_key={key}")
     assert f"Failed to validate notification from {base}/mcp?\u2026" in caplog.messages
     assert "0123456789fedcba" not in caplog.text
+
+
+def test_a_session_id_is_masked_in_child_loggers_tracebacks_and_stacks(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The session-id mask was a filter of its own on the exact logger names
+    (``mcp``, not ``mcp.shared.jsonrpc_dispatcher``, where the SDK logs its
+    failures) and masked the message only: a logged exception quoting the id,
+    or a record's stack, showed it. It is a mask of ``mask_records``' filter
+    now: each logger family, message, traceback and stack alike."""
+    session_id = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+    child = logging.getLogger("mcp.shared.jsonrpc_dispatcher")
+    SESSION_IDS.watch("mcp")  # as opening an HTTP server does
+    SESSION_IDS.hold(session_id)
+    caplog.set_level(logging.DEBUG)
+    try:
+        try:
+            raise RuntimeError(f"session {session_id} is gone")
+        except RuntimeError:
+            child.debug("request in %s failed", session_id, exc_info=True, stack_info=True)
+    finally:
+        SESSION_IDS.drop(session_id)
+    record = caplog.records[-1]
+    assert record.getMessage() == "request in *** failed"
+    assert "RuntimeError: session *** is gone" in caplog.text  # (the traceback is there)
+    assert session_id not in logging.Formatter().format(record)
+    assert session_id not in caplog.text

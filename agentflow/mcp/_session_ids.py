@@ -2,15 +2,17 @@
 kept out of every log record: whoever holds it may act in the session, and
 the SDK logged it at INFO ("Received session ID: <id>"), httpcore2 at DEBUG
 with a response's headers (where the cookie a proxy sets, ``set-cookie``, is
-masked too: ``CREDENTIAL_HEADERS``). ``SESSION_IDS`` is a logging filter
-(``_transports.HTTPTarget.open`` puts it on the loggers that may write one
-and tells it the ids of its open sessions)."""
+masked too: ``CREDENTIAL_HEADERS``). ``SESSION_IDS`` is a mask that
+``agentflow._logging``'s record filter runs (``_transports.HTTPTarget.open``
+puts that filter on the loggers that may write one, each with its child
+loggers, and tells the mask the ids of its open sessions): the message, a
+logged exception's traceback and a record's stack are masked alike."""
 
 from __future__ import annotations
 
-import logging
 import re
 
+from agentflow._logging import add_record_mask, mask_records
 from agentflow._secrets import MASK
 
 __all__ = ["CREDENTIAL_HEADERS", "HEADER_LOGGERS", "SESSION_IDS", "SessionIds"]
@@ -30,25 +32,23 @@ response, logged before the response reaches agentflow: its session id is not he
 yet; the cookie an authenticating proxy or a load balancer sets, ``set-cookie``)."""
 
 
-class SessionIds(logging.Filter):
-    """A logger filter: the session ids of the open streamable HTTP sessions
-    masked in the record's message, and any value of the session header (or
-    of another of ``CREDENTIAL_HEADERS``) in a record of headers. The ids are
+class SessionIds:
+    """A mask of log records' texts: the session ids of the open streamable
+    HTTP sessions, and any value of the session header (or of another of
+    ``CREDENTIAL_HEADERS``) in a record of headers. The ids are
     a credential of the session, not a key: they are kept here only while
     their session is open, never in the process-wide registry of secrets
     (which masks documents' text too)."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.ids: dict[str, int] = {}
         """Each open session's id, and how many open targets hold it."""
 
     def watch(self, *names: str) -> None:
-        """Filter the stdlib loggers ``names`` and ``HEADER_LOGGERS`` (idempotent)."""
-        for name in (*names, *HEADER_LOGGERS):
-            logger = logging.getLogger(name)
-            if self not in logger.filters:
-                logger.addFilter(self)
+        """Mask the records of the stdlib loggers ``names`` and
+        ``HEADER_LOGGERS``, and of their children (``mask_records``; idempotent)."""
+        add_record_mask(self.mask)
+        mask_records(*names, *HEADER_LOGGERS)
 
     def hold(self, session_id: str) -> None:
         """Mask ``session_id`` until as many ``drop`` calls as holds."""
@@ -61,14 +61,12 @@ class SessionIds(logging.Filter):
         else:
             self.ids.pop(session_id, None)
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        masked = _HEADER_VALUE.sub(rf"\1{MASK}", message)
+    def mask(self, text: str) -> str:
+        """``text`` with the open sessions' ids and credential headers' values masked."""
+        masked = _HEADER_VALUE.sub(rf"\1{MASK}", text)
         for session_id in list(self.ids):
             masked = masked.replace(session_id, MASK)
-        if masked != message:
-            record.msg, record.args = masked, None
-        return True
+        return masked
 
 
 SESSION_IDS = SessionIds()

@@ -34,9 +34,8 @@ from urllib.parse import urlsplit
 import orjson
 from mcp_types import INTERNAL_ERROR
 
-from agentflow._logging import mask_records
 from agentflow._secrets import mask_secrets, register_secret
-from agentflow.mcp._session_ids import HEADER_LOGGERS, SESSION_IDS
+from agentflow.mcp._session_ids import SESSION_IDS
 
 __all__ = ["ERROR_BODY_BYTES", "HTTP_STATUS", "MAX_RESULT_BYTES", "READ_TIMEOUT", "HTTPTarget",
            "StdioTarget", "Target", "call_reads"]
@@ -217,8 +216,7 @@ class HTTPTarget:
         session is ended with an HTTP DELETE, the connections closed).
         ``expired`` is called when the server answers 404 to a request naming
         the session (streamable HTTP: "the client MUST start a new session")."""
-        mask_records(*_HTTP_LOGGERS, *HEADER_LOGGERS)
-        SESSION_IDS.watch(*_HTTP_LOGGERS, "agentflow")
+        SESSION_IDS.watch(*_HTTP_LOGGERS, "agentflow")  # (mask_records, with the ids)
         headers = dict(self.headers or {})
         if self.sse:
             from mcp.client.sse import sse_client
