@@ -134,3 +134,7 @@ async def test_a_batch_that_never_ends_fails_after_max_wait_naming_it() -> None:
     batch_id = errors[0].batch_id  # type: ignore[union-attr]
     assert errors[0].kind == "timeout" and batch_id in str(errors[0])  # type: ignore[union-attr]
     assert "BatchSettings.max_wait" in str(errors[0])
+    # one error per input, equal in content: every awaiter raised its own, so
+    # the frames each raise adds do not pile up on an object the batch shares
+    assert errors[0] is not errors[1] and str(errors[0]) == str(errors[1])
+    assert vars(errors[0]) == vars(errors[1])

@@ -163,6 +163,19 @@ async def test_polls_wait_out_429_and_5xx(fake: OpenAIFake, model: Any) -> None:
     assert results["id0"].ok and not fake.poll_errors
 
 
+async def test_a_poll_refused_for_good_fails_each_request_with_its_own_error(
+        fake: OpenAIFake, model: Any) -> None:
+    # one error failed into every request of the batch: each awaiter raised
+    # the same object, and the frames of every raise piled up on it
+    fake.poll_errors.append(openai_error(400, "bad batch id", "invalid_request_error"))
+    results = await run(model, docs("Ada", "Bob"))
+    first, second = (results[k].error for k in ("id0", "id1"))
+    assert first is not None and second is not None and first is not second
+    assert type(first) is type(second) and str(first) == str(second)
+    assert vars(first) == vars(second) and "bad batch id" in str(first)
+    assert first.__traceback__ is not second.__traceback__
+
+
 @pytest.mark.parametrize(("limits", "sizes"), [
     (BatchLimits(2, 10_000_000), [2, 2, 1]),  # by requests
     (BatchLimits(100, 1_200), [2, 2, 1]),  # by bytes of the JSONL file

@@ -657,10 +657,30 @@ def test_user_info_in_base_url_with_an_api_key_is_a_typed_error(vendor: str) -> 
 
 
 async def test_user_info_in_base_url_without_a_key_is_basic_auth() -> None:
+    # a gateway in front of Ollama behind HTTP basic auth: the URL's user info
+    # is sent as a Basic Authorization header, and shown nowhere
+    import base64
+
     from agentflow.providers.registry import get_model
 
-    model = get_model("ollama:m", base_url="http://gw:pw-0123456789abcdef@127.0.0.1:9")
-    await model.aclose()
+    async with header_recorder() as (url, seen):
+        with_user = url.replace("http://", "http://gw:pw-0123456789abcdef@", 1)
+        model = get_model("ollama:m", base_url=with_user)
+        failure: BaseException | None = None
+        try:
+            async for _ in model.stream([Msg.user("hi")], [], GenerateOptions()):
+                pass
+        except Exception as exc:  # the recorder answers no chat: only the headers count
+            failure = exc
+        finally:
+            await model.aclose()
+    assert seen, "no request reached the 127.0.0.1 recorder"
+    sent = {k.lower(): v for k, v in seen[0].items()}
+    assert sent.get("authorization") == "Basic " + base64.b64encode(
+        b"gw:pw-0123456789abcdef").decode(), sent
+    assert failure is not None  # {"ok": true} is no answer: an error to look in
+    shown = [repr(model), str(model), str(failure), repr(failure)]
+    assert not any("0123456789abcdef" in text for text in shown), shown
 
 
 VENDORS_WITH_KEYS = ["openai", "deepseek", "dashscope", "glm", "minimax", "anthropic",

@@ -162,7 +162,7 @@ async def test_live_requests_overtake_queued_batch_requests() -> None:
         lease.release()
 
     batch = [asyncio.create_task(ask(f"batch{i}")) for i in range(2)]
-    await asyncio.sleep(0.05)  # the batch requests queue first
+    await _queued(gov, 2)  # the batch requests queue first
     live = asyncio.create_task(ask("live"))
     await asyncio.gather(*batch, live)
     assert order[0] == "live"
@@ -199,7 +199,7 @@ async def test_concurrency_cap_holds_requests_until_a_release() -> None:
     first = await gov.admit(1)
     first.throttled(0.0)  # cap 1
     waiting = asyncio.create_task(gov.admit(1))
-    await asyncio.sleep(0.1)
+    await _queued(gov, 1)
     assert not waiting.done()
     first.observe(None, ok=True)  # additive increase: 1 -> 2
     first.release()
@@ -212,7 +212,7 @@ async def test_a_retry_is_not_stuck_behind_new_requests_held_by_the_cap() -> Non
     lease = await gov.admit(1)
     lease.throttled(0.0)  # cap 1, held by `lease`
     queued = [asyncio.create_task(gov.admit(1)) for _ in range(3)]
-    await asyncio.sleep(0.05)
+    await _queued(gov, 3)  # the retry comes after them
     await asyncio.wait_for(lease.readmit(), 1)  # the retry of `lease` goes first
     lease.release()
     for task in queued:
@@ -223,7 +223,7 @@ async def test_slow_start_until_a_reply_tells_the_limits() -> None:
     gov = RateGovernor("slow")
     first = await gov.admit(10)
     second = asyncio.create_task(gov.admit(10))
-    await asyncio.sleep(0.1)
+    await _queued(gov, 1)
     assert not second.done()  # one at a time before any reply
     first.observe(RateLimitSnapshot(requests_limit=100, requests_remaining=99), ok=True)
     (await asyncio.wait_for(second, 1)).release()
@@ -235,7 +235,7 @@ async def _queued(gov: RateGovernor, n: int) -> None:
     """One loop turn: the ``n`` tasks just made have each run to their place in
     ``gov``'s queue (a request that must wait is queued in its first step)."""
     await asyncio.sleep(0)
-    assert len(gov._queue) == n
+    assert gov.queued == n
 
 
 async def test_a_formed_queue_is_admitted_at_once_when_it_may_go() -> None:
@@ -247,7 +247,7 @@ async def test_a_formed_queue_is_admitted_at_once_when_it_may_go() -> None:
     waiting = [asyncio.create_task(gov.admit(10)) for _ in range(5)]
     await _queued(gov, 5)
     first.observe(None, ok=True)  # a reply without limits: any number may go now
-    assert gov.admitted == 6 and gov._queue == []  # in observe itself, before a loop turn
+    assert gov.admitted == 6 and gov.queued == 0  # in observe itself, before a loop turn
     leases = [await asyncio.wait_for(task, 1) for task in waiting]
     later = await asyncio.wait_for(gov.admit(10), 1)  # the queue is empty: no waiting
     for lease in [first, *leases, later]:
@@ -315,11 +315,11 @@ async def test_cancelled_waiter_leaves_the_queue() -> None:
     gov = RateGovernor("cancel", tpm=60)
     (await gov.admit(60)).release()
     waiter = asyncio.create_task(gov.admit(30))
-    await asyncio.sleep(0.05)
+    await _queued(gov, 1)
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter
-    assert gov._queue == []
+    assert gov.queued == 0
 
 
 def test_governor_refuses_bad_settings() -> None:

@@ -11,7 +11,12 @@ import orjson
 import pytest
 
 from agentflow.model import TokenLogprob
-from agentflow.output.token_confidence import _laid_out, field_probabilities, value_spans
+from agentflow.output.token_confidence import (
+    _laid_out,
+    field_probabilities,
+    key_sizes,
+    value_spans,
+)
 
 OBJECTS: list[dict[str, Any]] = [
     {"name": "Person0", "email": None, "phone": None, "company": None, "title": None},
@@ -33,7 +38,9 @@ def _in_bytes(text: str, spans: dict[str, list[tuple[int, int]]]) -> dict[str, l
 def test_the_layout_gives_value_spans_places(obj: dict[str, Any]) -> None:
     data = orjson.dumps(obj)
     text = data.decode()
-    assert _laid_out(data) == _in_bytes(text, value_spans(text))
+    assert _laid_out(data, {}) == _in_bytes(text, value_spans(text))
+    # the schema's key sizes, known beforehand (half of them here), change nothing
+    assert _laid_out(data, key_sizes(list(obj)[::2])) == _laid_out(data, {})
 
 
 @pytest.mark.parametrize("data", [
@@ -49,7 +56,7 @@ def test_the_layout_gives_value_spans_places(obj: dict[str, Any]) -> None:
     b'{"a":"\xff"}',                    # not UTF-8
 ])
 def test_any_other_reply_is_left_to_value_spans(data: bytes) -> None:
-    assert _laid_out(data) is None
+    assert _laid_out(data, {}) is None
 
 
 @pytest.mark.parametrize("obj", OBJECTS)
@@ -62,10 +69,25 @@ def test_field_probabilities_are_those_of_the_tokens_over_each_value(
               for i, p in enumerate(pieces)]
     ends = [sum(len(p) for p in pieces[:i + 1]) for i in range(len(pieces))]
     got = field_probabilities(tokens)
-    assert set(got) == set(obj)
+    assert set(got) == set(obj) and field_probabilities(tokens, key_sizes(obj)) == got
     text = data.decode()
     for key, leaves in _in_bytes(text, value_spans(text)).items():
         lo, hi = leaves[0]
         over = [t.logprob for t, end, start in zip(tokens, ends, [0, *ends], strict=False)
                 if end > lo and (start < hi or start <= lo)]
         assert got[key] == pytest.approx(2.718281828459045 ** min([0.0, *over]))
+
+
+def test_key_sizes_are_the_schema_field_names_only() -> None:
+    # a dict output's keys come from documents: none is kept (a process-wide
+    # cache of keys read off replies held up to 1,024 document strings)
+    from pydantic import BaseModel, Field
+
+    from agentflow.output.schema import OutputSpec
+
+    class Person(BaseModel):
+        name: str
+        city: str = Field(alias='Zoë "C"')
+
+    assert OutputSpec.of(Person).key_sizes == {"name": 6, 'Zoë "C"': len(orjson.dumps('Zoë "C"'))}
+    assert OutputSpec.of(dict[str, int]).key_sizes.keys() <= {"result"}  # its wrapper only

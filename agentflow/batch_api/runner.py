@@ -283,7 +283,7 @@ class BatchRunner:
     def _fail(self, cid: str, exc: BaseException) -> None:
         pending = self._pending.get(cid)
         if pending is not None and not pending.future.done():
-            pending.future.set_exception(exc)
+            pending.future.set_exception(_fresh(exc))  # one object per awaiter
             self._counts["failed"] += 1
 
     # -- polling ------------------------------------------------------------------
@@ -388,6 +388,25 @@ class BatchRunner:
             return
         self._counts["completed" if result.error is None else "failed"] += 1
         pending.future.set_result(result)
+
+
+def _fresh(exc: BaseException) -> BaseException:
+    """A copy of ``exc`` for one of the requests it fails: same type, message
+    and fields, ``__cause__`` and first traceback, but its own object, so the
+    frames each awaiter's raise adds (and any notes) do not pile up on one
+    error shared by a whole batch."""
+    kind = type(exc)
+    copy = kind.__new__(kind, *exc.args)
+    copy.args = exc.args
+    fields = dict(getattr(exc, "__dict__", {}))
+    if isinstance(fields.get("__notes__"), list):
+        fields["__notes__"] = list(fields["__notes__"])
+    copy.__dict__.update(fields)
+    copy.__cause__ = exc.__cause__
+    copy.__context__ = exc.__context__
+    copy.__suppress_context__ = exc.__suppress_context__
+    copy.__traceback__ = exc.__traceback__
+    return copy
 
 
 def _missing(status: BatchStatus) -> BatchItemError:

@@ -75,7 +75,7 @@ class StructuredOutputCompression(Middleware):
                 flags[ANSWER_FROM_REASONING] = True  # read from the reasoning channel: said so
             tokens = accepted.metadata.get(TOKEN_LOGPROBS) if accepted is not None else None
             if tokens:  # the model's own certainty of each field, kept small
-                flags[FIELD_PROBS] = field_probabilities(tokens)
+                flags[FIELD_PROBS] = field_probabilities(tokens, run.spec.key_sizes)
             final = Msg("assistant", run.spec.dump_json(ex.output), None, flags)
             kept.append(final)
             ex.reply = final

@@ -46,6 +46,7 @@ from agentflow.output.json_kinds import check_kinds, kind_errors, strict_gap
 from agentflow.output.json_kinds_types import converts_keys
 from agentflow.output.json_schema import sent_schema
 from agentflow.output.schema_generator import OutputSchemaGenerator
+from agentflow.output.token_confidence import key_sizes
 
 __all__ = ["MAX_OUTPUT_DEPTH", "OutputSpec"]
 
@@ -198,6 +199,14 @@ class OutputSpec:
         fields' ``Grounded()`` / ``Derived()`` markers), which every dialect but
         ``local`` drops (titles dropped; read-only)."""
         return self._plain
+
+    @functools.cached_property
+    def key_sizes(self) -> Mapping[str, int]:
+        """The schema's top-level field names, each with the length of its JSON
+        text (``token_confidence.key_sizes``; ``{}`` for a dict output, whose
+        keys come from documents and are not kept)."""
+        properties = self._plain.get("properties")
+        return key_sizes(properties if isinstance(properties, Mapping) else ())
 
     @property
     def plain_schema(self) -> Mapping[str, Any]:

@@ -29,13 +29,13 @@ import bisect
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import orjson
 
 from agentflow.model import TokenLogprob, TokenLogprobs
 
-__all__ = ["field_probabilities", "value_spans"]
+__all__ = ["field_probabilities", "key_sizes", "value_spans"]
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\r\n]*")
@@ -138,19 +138,31 @@ def value_spans(text: str) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
-def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
+def key_sizes(names: Iterable[str]) -> dict[str, int]:
+    """Each of ``names`` (an output schema's field names) with the length of
+    its JSON text as ``orjson`` writes it: what ``field_probabilities`` places
+    values by, worked out once per schema (``OutputSpec.key_sizes``), not per
+    reply. Only a schema's names: a dict output's keys come from documents."""
+    return {name: len(orjson.dumps(name)) for name in names}
+
+
+def field_probabilities(tokens: Sequence[TokenLogprob],
+                        known: Mapping[str, int] | None = None) -> dict[str, float]:
     """Each top-level field of the JSON object the ``tokens`` wrote, with the
     probability (``exp(logprob)``, in ``[0, 1]``) of the least likely token
     that wrote its value's content (see the module docstring); ``{}``
     without tokens or an object. An empty list or object: ``1.0``.
 
     Tokens a provider read as a ``TokenLogprobs`` are mapped from what they
-    wrote (``TokenLogprobs.written``: no ``TokenLogprob`` made per token)."""
+    wrote (``TokenLogprobs.written``: no ``TokenLogprob`` made per token).
+    ``known``: ``key_sizes`` of the output schema's field names (each other
+    key's size is worked out per reply); the result is the same without it."""
     if not tokens:
         return {}
     data, ends, logprobs = (tokens if isinstance(tokens, TokenLogprobs)
                             else TokenLogprobs(tokens)).written()
-    spans = _laid_out(data)  # byte offsets already, where the reply is orjson's own layout
+    # byte offsets already, where the reply is orjson's own layout
+    spans = _laid_out(data, known or {})
     plain, text = True, ""
     if spans is None:
         text = data.decode("utf-8", errors="replace")
@@ -182,13 +194,7 @@ def field_probabilities(tokens: Sequence[TokenLogprob]) -> dict[str, float]:
     return out
 
 
-_KEY_SIZES: dict[str, int] = {}
-"""An object key -> the length of its JSON text as ``orjson`` writes it."""
-_KEY_SIZES_MAX = 1024
-"""The most keys ``_KEY_SIZES`` keeps."""
-
-
-def _laid_out(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
+def _laid_out(data: bytes, known: Mapping[str, int]) -> dict[str, list[tuple[int, int]]] | None:
     """``value_spans`` of the reply ``data`` in byte offsets, read off its
     layout where ``data`` is exactly what ``orjson`` writes for the object it
     holds (compact, one object whose values are strings, numbers or
@@ -196,7 +202,7 @@ def _laid_out(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
     is then the length of what comes before it, with no scan of the text
     (``orjson`` reads only valid UTF-8, so a byte offset is the character
     offset ``value_spans`` gives, encoded). ``None`` for any other reply
-    (``value_spans`` reads it)."""
+    (``value_spans`` reads it). ``known``: ``key_sizes`` of the schema's keys."""
     if data[:1] != b"{":
         return None
     try:
@@ -207,17 +213,15 @@ def _laid_out(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
         return None
     out: dict[str, list[tuple[int, int]]] = {}
     dumps = orjson.dumps
-    sizes = _KEY_SIZES
+    sizes = known
     at = 1  # past the "{"
     for key, value in parsed.items():
         kind = type(value)
         if kind is dict or kind is list:
             return None  # leaves inside: value_spans walks them
-        written = sizes.get(key)  # a schema's few keys: each written once per process
-        if written is None:
+        written = sizes.get(key)  # a schema's keys: written once per schema, not per reply
+        if written is None:  # a key no schema names (a dict output's): nothing kept
             written = len(dumps(key))
-            if len(sizes) < _KEY_SIZES_MAX:
-                sizes[key] = written
         at += written + 1  # the key and its ":"
         # a literal's size as orjson writes it (null, true, false), else written
         size = 4 if value is None or value is True else 5 if value is False else len(

@@ -170,6 +170,12 @@ class RateGovernor:
                 self._tok.capacity if self._tok else None)
 
     @property
+    def queued(self) -> int:
+        """Requests waiting for admission now (a request that must wait is
+        queued in its first step)."""
+        return len(self._queue)
+
+    @property
     def concurrency_cap(self) -> float | None:
         """The current cap on requests in flight (``None``: none, until a 429)."""
         return self._cap
