@@ -40,6 +40,7 @@ import anyio
 import orjson
 
 from agentflow._logging import get_logger
+from agentflow.batch_api._item_errors import fresh_error, missing_error
 from agentflow.batch_api.journal import Journal
 from agentflow.batch_api.protocol import (
     BatchAPI,
@@ -283,7 +284,7 @@ class BatchRunner:
     def _fail(self, cid: str, exc: BaseException) -> None:
         pending = self._pending.get(cid)
         if pending is not None and not pending.future.done():
-            pending.future.set_exception(_fresh(exc))  # one object per awaiter
+            pending.future.set_exception(fresh_error(exc))  # one object per awaiter
             self._counts["failed"] += 1
 
     # -- polling ------------------------------------------------------------------
@@ -359,7 +360,7 @@ class BatchRunner:
                 self._gone(batch_id, exc, seen)
                 return
         for cid in sorted(members - seen):
-            self._settle(BatchResult(cid, error=_missing(status)))
+            self._settle(BatchResult(cid, error=missing_error(status)))
 
     def _gone(self, batch_id: str, exc: NotFoundError, seen: set[str]) -> None:
         """The vendor no longer has ``batch_id`` (or its results): forget it and
@@ -389,33 +390,3 @@ class BatchRunner:
         self._counts["completed" if result.error is None else "failed"] += 1
         pending.future.set_result(result)
 
-
-def _fresh(exc: BaseException) -> BaseException:
-    """A copy of ``exc`` for one of the requests it fails: same type, message
-    and fields, ``__cause__`` and first traceback, but its own object, so the
-    frames each awaiter's raise adds (and any notes) do not pile up on one
-    error shared by a whole batch."""
-    kind = type(exc)
-    copy = kind.__new__(kind, *exc.args)
-    copy.args = exc.args
-    fields = dict(getattr(exc, "__dict__", {}))
-    if isinstance(fields.get("__notes__"), list):
-        fields["__notes__"] = list(fields["__notes__"])
-    copy.__dict__.update(fields)
-    copy.__cause__ = exc.__cause__
-    copy.__context__ = exc.__context__
-    copy.__suppress_context__ = exc.__suppress_context__
-    copy.__traceback__ = exc.__traceback__
-    return copy
-
-
-def _missing(status: BatchStatus) -> BatchItemError:
-    """The error of a request a terminal batch returned nothing for."""
-    if status.state is BatchState.EXPIRED:
-        return BatchItemError("expired", "the batch expired before this request ran")
-    if status.state is BatchState.CANCELLED:
-        return BatchItemError("cancelled", "the batch was cancelled before this request ran")
-    if status.state is BatchState.FAILED:
-        return BatchItemError("error", f"the vendor rejected the batch: "
-                                       f"{status.message or 'no reason given'}")
-    return BatchItemError("error", "the batch returned no result for this request")
