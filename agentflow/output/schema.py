@@ -21,22 +21,20 @@ Python-literal string where an array/object was expected.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticCustomError
-from typing_extensions import is_typeddict
 
 from agentflow._nesting import nesting_depth
 from agentflow.errors import SchemaError
 from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
+from agentflow.output._type_forms import is_object_type, is_type_form, not_a_type, type_name
 from agentflow.output._wrapper_key import result_under_other_key, schema_echo
 from agentflow.output.decoding import normalize
 from agentflow.output.dialects import DialectSchema, transform_schema
@@ -79,46 +77,6 @@ def _nothing_set(value: Any) -> bool:
     return isinstance(value, dict) and not value
 
 
-def _is_object_type(tp: Any) -> bool:
-    """Whether ``tp`` travels as a JSON object with named fields as it is: a
-    pydantic model, a dataclass or a TypedDict; a ``RootModel`` only when its root
-    is one (``RootModel[list[int]]`` is an array, which no vendor takes as a tool's
-    arguments or a strict response format's root)."""
-    if isinstance(tp, type) and issubclass(tp, RootModel):
-        return _is_object_type(tp.model_fields["root"].annotation)
-    if isinstance(tp, type) and (issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp)):
-        return True
-    return is_typeddict(tp)
-
-
-def _is_type_form(tp: Any) -> bool:
-    """Whether ``tp`` names a type without being a class: a parametrized generic
-    (``list[Model]``), a union, a ``Literal``, an ``Annotated``, a ``NewType`` or a
-    ``type`` alias statement's alias."""
-    return (typing.get_origin(tp) is not None or isinstance(tp, typing.NewType)
-            or type(tp).__name__ == "TypeAliasType")
-
-
-def _not_a_type(value: Any) -> str:
-    """Why ``value`` cannot be an output type, and what to pass instead."""
-    if isinstance(value, BaseModel):
-        hint = f": pass the class, {type(value).__name__}, not an instance of it"
-    elif isinstance(value, Mapping):
-        hint = (": for a JSON Schema, pass agentflow.output.json_schema."
-                "json_schema_output(schema)")
-    elif isinstance(value, str):
-        hint = ": pass the type itself, not its name"
-    else:
-        hint = ""
-    return (f"the output type must be a type (a pydantic model, dataclass or TypedDict "
-            f"class, or a form such as list[Model]), got a value of type "
-            f"{type(value).__name__}{hint}")
-
-
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp)
-
-
 @dataclass(frozen=True, eq=False)
 class OutputSpec:
     """An output type and how to ask for it.
@@ -150,8 +108,8 @@ class OutputSpec:
                 model, a dict, a string, a function), or pydantic cannot build a
                 JSON Schema for the type.
         """
-        if not isinstance(output_type, type) and not _is_type_form(output_type):
-            raise SchemaError("", _not_a_type(output_type))
+        if not isinstance(output_type, type) and not is_type_form(output_type):
+            raise SchemaError("", not_a_type(output_type))
         return OutputSpec._of(output_type)
 
     @staticmethod
@@ -159,7 +117,7 @@ class OutputSpec:
     def _of(output_type: Any) -> OutputSpec:
         from agentflow.tools import sanitize_tool_name
 
-        wrapped = not _is_object_type(output_type)
+        wrapped = not is_object_type(output_type)
         target: Any = output_type
         try:
             if wrapped:
@@ -174,10 +132,10 @@ class OutputSpec:
             with contextlib.suppress(Exception):  # name the field at fault, when one is
                 bad = unrepresentable_field(TypeAdapter(target).core_schema)
             if bad is not None:
-                raise SchemaError(_type_name(output_type), f"field {bad[0]!r} {bad[1]}"
+                raise SchemaError(type_name(output_type), f"field {bad[0]!r} {bad[1]}"
                                   ) from exc
             raise SchemaError(
-                _type_name(output_type), f"cannot build a JSON Schema: {exc}"
+                type_name(output_type), f"cannot build a JSON Schema: {exc}"
             ) from exc
         _strip_titles(plain)
         plain = _inline_root(plain)
@@ -187,7 +145,7 @@ class OutputSpec:
         return OutputSpec(
             output_type=output_type,
             wrapped=wrapped,
-            name=sanitize_tool_name(_type_name(output_type))[:64],
+            name=sanitize_tool_name(type_name(output_type))[:64],
             description=doc.strip() if doc else None,
             _adapter=adapter,
             _plain=plain,
