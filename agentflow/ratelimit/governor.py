@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from agentflow.ratelimit.bucket import WINDOW_S, Bucket
+from agentflow.ratelimit.corrections import corrected_bucket
 from agentflow.ratelimit.formats import RateLimitSnapshot
 from agentflow.ratelimit.priority import (
     PRIORITY,
@@ -358,38 +359,17 @@ class RateGovernor:
                 # from may be missing from it, so all of them are taken off: at worst
                 # a request is counted twice (slower, never a 429).
                 now = time.monotonic()
-                self._req = self._correct(self._req, self._rpm, snap.requests_limit,
-                                          snap.requests_remaining, snap.requests_reset,
-                                          self._unheard_req, now)
-                self._tok = self._correct(self._tok, self._tpm, snap.tokens_limit,
-                                          snap.tokens_remaining, snap.tokens_reset,
-                                          self._unheard_tok, now)
+                share = self._share
+                self._req, req_pause = corrected_bucket(
+                    self._req, self._rpm, snap.requests_limit, snap.requests_remaining,
+                    snap.requests_reset, self._unheard_req, now, share)
+                self._tok, tok_pause = corrected_bucket(
+                    self._tok, self._tpm, snap.tokens_limit, snap.tokens_remaining,
+                    snap.tokens_reset, self._unheard_tok, now, share)
+                self._pause_until = max(self._pause_until, req_pause, tok_pause)
             self._known = True
             if self._queue:  # _wake_head, inline
                 self._admit_queued()
-
-    def _correct(
-        self, bucket: Bucket | None, given: float | None, limit: float | None,
-        remaining: float | None, reset: float | None, since: float, now: float,
-    ) -> Bucket | None:
-        """The bucket after a reply said ``limit`` / ``remaining`` / ``reset``."""
-        share = self._share
-        if limit is not None and limit > 0:
-            capacity = min(limit, given) * share if given else limit * share
-            if bucket is None:
-                bucket = Bucket(capacity, capacity, now)
-            else:
-                bucket.refill(now)
-                bucket.capacity = capacity
-        if remaining is None:
-            return bucket
-        if bucket is None:  # no limit known: an empty bucket only pauses until its reset
-            if remaining <= 0 and reset:
-                self._pause_until = max(self._pause_until, now + reset)
-            return None
-        bucket.refill(now)
-        bucket.level = min(bucket.capacity, remaining * share - since)
-        return bucket
 
     def _reshare(self, share: float) -> None:
         with self._lock:
