@@ -40,7 +40,7 @@ dates are accepted too; we keep ``x-api-key`` and ``2023-06-01``.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import aiohttp
@@ -52,6 +52,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec, UsageChunk
 from agentflow.providers._anthropic_batch import AnthropicBatchAPI
 from agentflow.providers._anthropic_errors import VENDOR, body_error, map_error
+from agentflow.providers._anthropic_limits import rate_family, rate_limit_headers
 from agentflow.providers._anthropic_pause import continued, continuing_messages
 from agentflow.providers._anthropic_reply import StreamReader, usage_of
 from agentflow.providers._anthropic_request import (
@@ -69,12 +70,10 @@ from agentflow.providers._http import (
     api_key_from,
     iter_sse,
     own_host,
-    parse_retry_after,
     shared_governor,
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
-from agentflow.ratelimit import RateLimitSnapshot, model_family, seconds_until
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -156,50 +155,6 @@ Opus 4's pattern, so the lower figure), 4,096 for the Claude 3 family's
 smallest (Claude 3 Haiku/Opus)."""
 DEFAULT_PROFILE = _THINKING
 """The profile of model names no pattern matches: thinking, no native output."""
-
-
-def _number(headers: Mapping[str, str], name: str) -> float | None:
-    value = headers.get(name)
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
-    """Anthropic's rate-limit headers (docs.anthropic.com/en/api/rate-limits;
-    shared/providers.md §3): ``anthropic-ratelimit-requests-{limit,remaining,reset}``
-    and ``anthropic-ratelimit-tokens-*`` (the most restrictive token limit in
-    force), else ``anthropic-ratelimit-input-tokens-*``; resets are RFC 3339
-    times; ``retry-after`` (seconds) on 429. ``None`` when none is present.
-    """
-    prefix = "anthropic-ratelimit-"
-    dim = "tokens" if f"{prefix}tokens-remaining" in headers else "input-tokens"
-    snap = RateLimitSnapshot(
-        requests_limit=_number(headers, f"{prefix}requests-limit"),
-        requests_remaining=_number(headers, f"{prefix}requests-remaining"),
-        requests_reset=seconds_until(headers.get(f"{prefix}requests-reset")),
-        tokens_limit=_number(headers, f"{prefix}{dim}-limit"),
-        tokens_remaining=_number(headers, f"{prefix}{dim}-remaining"),
-        tokens_reset=seconds_until(headers.get(f"{prefix}{dim}-reset")),
-        retry_after=parse_retry_after(headers),
-    )
-    return None if snap == RateLimitSnapshot() else snap
-
-
-_TIER = re.compile(r"claude-(?:(opus|sonnet|haiku)-(\d+)|(\d+)(?:-\d+)?-(opus|sonnet|haiku))")
-
-
-def rate_family(model: str) -> str:
-    """The model class Anthropic's limits apply to: ``claude-sonnet-4-5-20250929``
-    and ``claude-sonnet-4-0`` -> ``claude-sonnet-4``; ``claude-3-5-haiku-latest`` ->
-    ``claude-haiku-3`` (limits are per model class, docs.anthropic.com/en/api/rate-limits)."""
-    match = _TIER.match(model)
-    if match is None:
-        return model_family(model)
-    tier = match.group(1) or match.group(4)
-    major = match.group(2) or match.group(3)
-    return f"claude-{tier}-{major}"
 
 
 WHOLE_REPLY_MAX_TOKENS = 128_000 * 600 // 3600
