@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
@@ -66,7 +66,25 @@ def _name(tool: Any, index: int) -> str:
     return name if isinstance(name, str) else f"<tool #{index} of the listing, no name>"
 
 
-class _Writes:
+class _Wrapped:
+    """A session stream around ``_inner``: closing and entering go to it."""
+
+    _inner: Any
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(kind, exc, tb)
+        return result
+
+
+class _Writes(_Wrapped):
     """The session's write stream; notes the id of each ``tools/list`` it sends,
     and forgets it when the session cancels that request (so a session whose
     listings time out keeps no id of them), at most ``MAX_PENDING`` at once."""
@@ -85,20 +103,9 @@ class _Writes:
             self._pending.pop(message.params.get("requestId"), None)
         await self._inner.send(item)
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _Writes:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(kind, exc, tb)
-        return result
 
 
-class _Reads:
+class _Reads(_Wrapped):
     """The session's read stream; the answers to the noted requests checked."""
 
     def __init__(self, inner: Any, pending: dict[Any, None], version: Callable[[], str | None],
@@ -120,9 +127,6 @@ class _Reads:
     async def __anext__(self) -> Any:
         return self._checked(await self._inner.__anext__())
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
     def _checked(self, item: Any) -> Any:
         """``item``; an answer to a noted ``tools/list`` without the tools that fail."""
         message = getattr(item, "message", None)
@@ -143,14 +147,6 @@ class _Reads:
                 message.result["tools"] = kept
         return item
 
-    async def __aenter__(self) -> _Reads:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(kind, exc, tb)
-        return result
 
 
 def checked_streams(read: Any, write: Any, version: Callable[[], str | None],
