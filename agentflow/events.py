@@ -120,6 +120,10 @@ class ToolResult:
     (for the client's result, ``agentflow.client_tools``). Set by the loop
     from the held calls' ids, never from ``output``: a server tool's error
     that reads like a placeholder is ``None``, a result to show.
+
+    ``is_json``: ``output`` is the JSON of the value the tool returned, not
+    text it wrote (``ToolResultBlock.is_json``): ``12`` from a tool that
+    returned the number, not the string.
     """
 
     id: str
@@ -127,6 +131,7 @@ class ToolResult:
     output: str
     is_error: bool
     waiting: StopReason | None = None
+    is_json: bool = False
     type: Literal["tool_result"] = "tool_result"
 
 

@@ -245,7 +245,8 @@ async def call_events(
                     for block in results.tool_results:
                         if block.name != TOOL_NAME:
                             yield ToolResult(block.tool_use_id, block.name, block.output,
-                                             block.is_error, held.get(block.tool_use_id))
+                                             block.is_error, held.get(block.tool_use_id),
+                                             block.is_json)
                 count_failures(ex, agent.toolkit, agent.tool_retries, calls, results, supplied,
                                failed)
                 stop = False

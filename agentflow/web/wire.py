@@ -35,7 +35,9 @@ optional; ``null`` where there is no value):
     ``{"type", "id": str, "name": str, "input": object}`` — a complete tool call.
 ``tool_result``
     ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool,
-    "waiting": null|"approval_required"|"client_tool_calls"}`` — ``waiting``:
+    "is_json": bool, "waiting": null|"approval_required"|"client_tool_calls"}`` —
+    ``is_json``: ``output`` is the JSON of the value the tool returned (a
+    number, an object...: ``JSON.parse`` it), not text it wrote; ``waiting``:
     ``null`` for a result to show; else the call did not run and waits (for a
     person's approval, for the client's result): ``output`` is only its
     placeholder. Known by the call's id, never by the text.
@@ -145,7 +147,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "input": _jsonable(dict(event.input))}
     if isinstance(event, ToolResult):
         return {"type": event.type, "id": event.id, "name": event.name, "output": event.output,
-                "is_error": event.is_error, "waiting": event.waiting}
+                "is_error": event.is_error, "is_json": event.is_json, "waiting": event.waiting}
     if isinstance(event, OutputRetry):
         return {"type": event.type, "reason": event.reason, "attempt": event.attempt,
                 "message": event.message}
