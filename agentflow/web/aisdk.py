@@ -34,6 +34,9 @@ v1``. Mapping:
   stream answers a refused call with ``tool-output-denied`` (the part's
   state ``output-denied``, as the ``ai`` package's own ``streamText`` does),
   not with its result (the model reads ``Refused: <reason>``).
+* ``tool_progress`` -> a transient ``data-tool-progress`` chunk (``data``: the
+  wire's JSON of the event: ``id``, the tool call's, ``progress``...; read
+  it in ``useChat``'s ``onData``: the message keeps no part of it)
 * ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
   ``data-attempt-discarded`` (the wire's JSON of the event). An attempt whose
   text is void (a stream cut and sent again: ``stream_error``,

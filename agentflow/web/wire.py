@@ -33,6 +33,11 @@ optional; ``null`` where there is no value):
     yet moved to ``text_chunk``; the same shape.
 ``tool_use``
     ``{"type", "id": str, "name": str, "input": object}`` — a complete tool call.
+``tool_progress``
+    ``{"type", "id": str, "name": str, "progress": number, "total":
+    number|null, "message": str|null}`` — a running tool call's progress
+    (``id``: the call's), as the tool reports it (an MCP server's
+    ``notifications/progress``), between its ``tool_use`` and ``tool_result``.
 ``tool_result``
     ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool,
     "is_json": bool, "waiting": null|"approval_required"|"client_tool_calls"}`` —
@@ -104,6 +109,7 @@ from agentflow.events import (
     OutputRetry,
     ReasoningChunk,
     ThinkingChunk,
+    ToolProgress,
     ToolResult,
     ToolUse,
 )
@@ -148,6 +154,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     if isinstance(event, ToolResult):
         return {"type": event.type, "id": event.id, "name": event.name, "output": event.output,
                 "is_error": event.is_error, "is_json": event.is_json, "waiting": event.waiting}
+    if isinstance(event, ToolProgress):
+        return {"type": event.type, "id": event.id, "name": event.name,
+                "progress": event.progress, "total": event.total, "message": event.message}
     if isinstance(event, OutputRetry):
         return {"type": event.type, "reason": event.reason, "attempt": event.attempt,
                 "message": event.message}
