@@ -124,7 +124,7 @@ async def test_tool_round():
     reply = await agent.call("30+12?", state=state)
     assert reply.text == "It is 42."
     assert [m.role for m in state.memory] == ["user", "assistant", "tool", "assistant"]
-    assert state.memory[2].content == (ToolResultBlock("c1", "42", name="add"),)
+    assert state.memory[2].content == (ToolResultBlock("c1", "42", name="add", is_json=True),)
     second = model.requests[1]
     assert second.messages[-1] == state.memory[2]
     assert second.messages[-2].tool_uses[0].input == {"a": "30", "b": 12}
