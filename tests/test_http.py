@@ -49,7 +49,7 @@ from agentflow.providers._http import (
 from agentflow.providers._http_settings import CREDENTIAL_HEADERS
 from agentflow.providers._payload import dump_json
 
-FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=2, read_timeout=2)
+FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=2, read_timeout=30)
 
 
 @dataclass
