@@ -43,12 +43,12 @@ def server() -> Iterator[tuple[str, int]]:
 
     thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
-    assert ready.wait(10)
+    assert ready.wait(60)
     url = str(found["url"])
     yield url, int(url.rsplit(":", 1)[1].split("/")[0])
     loop, stop = found["stop"]  # type: ignore[misc]
     loop.call_soon_threadsafe(stop.set)
-    thread.join(10)
+    thread.join(60)
 
 
 def open_client_sockets(port: int) -> int:
@@ -120,7 +120,8 @@ def test_loops_in_threads_each_get_their_own_session(server: tuple[str, int]) ->
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(30)
+            thread.join(120)
+            assert not thread.is_alive()
         asyncio.run(model.aclose())  # idempotent: each loop closed its own already
         gc.collect()
     assert errors == []

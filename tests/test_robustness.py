@@ -1000,11 +1000,11 @@ def cli_fake() -> Iterator[OpenAIFake]:
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    assert ready.wait(5)
+    assert ready.wait(60)
     yield fake
-    asyncio.run_coroutine_threadsafe(fake.__aexit__(None, None, None), loop).result(5)
+    asyncio.run_coroutine_threadsafe(fake.__aexit__(None, None, None), loop).result(60)
     loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
+    thread.join(60)
     loop.close()
 
 
