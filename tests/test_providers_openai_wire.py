@@ -178,14 +178,14 @@ def chunk(delta: Any = None, finish: Any = None) -> dict[str, Any]:
     {"choices": {"a": 1}}, {"choices": ["x"]}, {"choices": 5}, {"choices": [{"delta": "hello"}]},
     chunk({"content": 5}), chunk({"refusal": ["no"]}), chunk({"tool_calls": "f"}),
     chunk({"tool_calls": [{"index": 0, "id": "a", "function": "f"}]}),
-    chunk({"tool_calls": [{"index": 0, "id": 7, "function": {"name": "f"}}]}),
+    chunk({"tool_calls": [{"index": 0, "id": ["a"], "function": {"name": "f"}}]}),
     chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": ["f"]}}]}),
     chunk({}, ["stop"]), chunk({}, 3),
     {"choices": [], "usage": {"prompt_tokens": "abc"}},
     {"choices": [], "usage": {"prompt_tokens": 1, "prompt_tokens_details": "x"}},
     {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens_details": [1]}},
 ], ids=["choices-dict", "choices-str-item", "choices-int", "delta-str", "content-int",
-        "refusal-list", "tool-calls-str", "function-str", "id-int", "name-list",
+        "refusal-list", "tool-calls-str", "function-str", "id-list", "name-list",
         "finish-list", "finish-int", "usage-str", "prompt-details-str", "completion-details-list"])
 @pytest.mark.parametrize("parser_class", [ChunkParser, MiniMaxParser])
 def test_malformed_payloads_are_typed_errors(payload: Any, parser_class: type[ChunkParser]) -> None:
