@@ -277,6 +277,7 @@ async def test_error_event_is_a_server_error(raw: RawOpenAIFake, data: bytes) ->
                          ids=["list", "null", "str", "empty", "no-choice", "message-str"])
 async def test_whole_reply_malformed_or_empty_is_a_server_error(raw: RawOpenAIFake,
                                                                 body: Any) -> None:
+    raw.default = FakeReply(extra={"json": body})  # on every retry (a JSON object's are)
     with pytest.raises(ServerError, match="reply from openai"):
         await reply_of(raw, stream=False, json=body)
 
@@ -284,7 +285,7 @@ async def test_whole_reply_malformed_or_empty_is_a_server_error(raw: RawOpenAIFa
 async def test_whole_reply_refused_passes_on_no_chunk_first(raw: RawOpenAIFake) -> None:
     # usage but neither content nor a finish reason: refused before any chunk
     # of it (a usage chunk) reaches the caller
-    raw.add(FakeReply(extra={"json": USAGE}))
+    raw.default = FakeReply(extra={"json": USAGE})  # the same on every retry
     model = OpenAIChatModel("gpt-4o-mini", base_url=raw.url, api_key="k", settings=FAST,
                             stream=False)
     seen: list[Any] = []
