@@ -10,7 +10,11 @@ with no section wrapper"). vLLM and SGLang then return the markup as the
 reply's text with finish reason ``stop``; agentflow completed with that
 markup as the answer and no tool ever ran: a transcript of work never done.
 Invokes that run, bare, to the reply's end are read as the section they
-belong to; prose that only mentions the tag stays text.
+belong to, as is a section never closed (sglang#40236, "Section opened but
+never closed"); prose that only mentions the tag stays text. An invoke whose
+parameter tag the model broke (``<parameter name="enabled">true</｜DSML｜parameter>``,
+https://github.com/sgl-project/sglang/pull/39435) ran as a call without that
+argument, its default used: it is no call now.
 
 Served by the DeepSeek fake and by a generic OpenAI-compatible server (the
 OpenAI fake) hosting a DeepSeek model, streamed and whole."""
@@ -56,6 +60,7 @@ REPLIES = {
     "text-first": "Let me look.\n" + invoke("ls -la") + invoke("df -h", timeout=5)
                   + "</｜DSML｜tool_calls>\n",
     "ascii-bars": invoke("ls -la", "|") + invoke("df -h", "|", 5) + "</|DSML|tool_calls>",
+    "unclosed-section": "<｜DSML｜tool_calls>\n" + invoke("ls -la") + invoke("df -h", timeout=5),
 }
 
 SERVERS: dict[str, tuple[type[FakeServer], Callable[[str, bool], ChatModel]]] = {
@@ -97,3 +102,26 @@ async def test_prose_that_mentions_an_invoke_stays_text(stream: bool) -> None:
                                      stream=stream, settings=FAST) as model:
             reply = await ReActAgent("ops", model, tools=[exec_command]).call("How?")
     assert reply.text == prose and ran == [] and len(fake.requests) == 1
+
+
+flags: list[bool] = []
+
+
+def set_flag(enabled: bool = False) -> str:
+    """Set the flag."""
+    flags.append(enabled)
+    return f"flag {enabled}"
+
+
+@STREAMS
+async def test_a_broken_parameter_tag_is_no_call_without_it(stream: bool) -> None:
+    flags.clear()
+    broken = ("I'll enable the flag.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"set_flag\">\n"
+              '<parameter name="enabled">true</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+              "</｜DSML｜tool_calls>")
+    async with DeepSeekFake() as fake:
+        fake.add(FakeReply(text=broken, chunk_size=7), FakeReply(text="unused"))
+        async with DeepSeekChatModel("deepseek-v4-flash", base_url=fake.url, api_key="k",
+                                     stream=stream, settings=FAST) as model:
+            await ReActAgent("ops", model, tools=[set_flag]).call("Enable the flag.")
+    assert flags == []  # never set_flag(enabled=False), the opposite of what was asked

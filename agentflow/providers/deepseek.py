@@ -142,7 +142,11 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
     name="k" string="true|false">v</｜DSML｜parameter>`` (DeepSeek-V3.2's
     encoding_dsv32.py: ``string="true"`` marks the raw text of a string, else
     the value is JSON). Values without the attribute are typed from the tool's
-    schema. ``None`` when anything but invokes is in the block or one is broken."""
+    schema. ``None`` when anything but invokes is in the block, anything but
+    parameters in an invoke (a parameter tag the model broke, as
+    ``<parameter name="enabled">true</｜DSML｜parameter>``: read as a call
+    without that argument, its default then used, sgl-project/sglang#39435),
+    or one is broken."""
     calls: list[MarkupCall] = []
     end = 0
     for match in _INVOKE.finditer(body):
@@ -150,7 +154,12 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
             return None
         end = match.end()
         args: dict[str, Any] = {}
-        for key, string, value in _PARAMETER.findall(match.group(2)):
+        inner, at = match.group(2), 0
+        for param in _PARAMETER.finditer(inner):
+            if not _BLANK_OUTSIDE.fullmatch(inner, at, param.start()):
+                return None  # a tag the model broke: never a call without that argument
+            at = param.end()
+            key, string, value = param.groups()
             value = value.strip("\n")
             if string == "false":
                 try:
@@ -160,6 +169,8 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
                 if not isinstance(value, str):
                     value = orjson.dumps(value).decode()  # typed again from the schema
             args[key] = value
+        if not _BLANK_OUTSIDE.fullmatch(inner, at):
+            return None
         calls.append(MarkupCall(match.group(1).strip(), args, raw_values=True))
     if not calls or not _BLANK_OUTSIDE.fullmatch(body, end):
         return None
@@ -193,11 +204,15 @@ def bare_dsml_parser(start: str) -> Callable[[str], list[MarkupCall] | None]:
     return parse
 
 
-BARE_DSML_MARKUPS = tuple(
-    register_markup(ToolMarkup(name, start, "", bare_dsml_parser(start)))
-    for name, start in (("deepseek-dsml-bare", "<｜DSML｜invoke"),
-                        ("deepseek-dsml-bare-ascii", "<|DSML|invoke")))
-"""DSML invokes without their section's opening tag (``bare_dsml_parser``)."""
+BARE_DSML_MARKUPS = (
+    *(register_markup(ToolMarkup(name, start, "", bare_dsml_parser(start)))
+      for name, start in (("deepseek-dsml-bare", "<｜DSML｜invoke"),
+                          ("deepseek-dsml-bare-ascii", "<|DSML|invoke"))),
+    *(register_markup(ToolMarkup(f"{m.name}-unclosed", m.start, "", parse_dsml_calls))
+      for m in DSML_MARKUPS))
+"""DSML invokes without their section's opening tag (``bare_dsml_parser``), and
+sections never closed (sgl-project/sglang#40236, "Section opened but never
+closed"), each read up to the reply's end."""
 DSML_NAMES = tuple(m.name for m in (*DSML_MARKUPS, *BARE_DSML_MARKUPS))
 
 API_KEY_VARIABLES = ("DEEPSEEK_API_KEY",)
