@@ -182,6 +182,9 @@ async def extract_many(
             iterable when the repeat is read (it is never sent; the inputs
             already started finish first). Plain ``str`` inputs get their
             position as id, never a repeat among themselves.
+        SchemaError: ``output`` is no output type (a value, pydantic's
+            ``BaseModel`` itself, a class no JSON Schema describes), before
+            any input is read.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
         TypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
             documents.
