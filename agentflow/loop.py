@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentflow._arguments import check_instance, check_optional
 from agentflow.acting import count_failures, run_tool_calls
 from agentflow.call_input import coerce_input as _coerce_input
 from agentflow.call_input import start_execution
@@ -52,6 +53,7 @@ from agentflow.events import (
     ToolResult,
     ToolUse,
 )
+from agentflow.grounding.marker import Grounded
 from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg
 from agentflow.middleware.base import WAITING_CALLS, Act, ReasonAgain, hooks_for
@@ -64,7 +66,6 @@ from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
 
 if TYPE_CHECKING:
-    from agentflow.grounding import Grounded
     from agentflow.middleware.base import Hooks, Middleware
     from agentflow.middleware.structured_output import StructuredOutputMiddleware
     from agentflow.model import ChatModel, GenerateOptions, ToolSpec
@@ -118,6 +119,9 @@ async def call_events(
     ``StructuredOutputError`` (after committing) instead of yielding
     ``Complete``. No ``state``: a fresh one, dropped after the call."""
     inputs = _coerce_input(msg)
+    check_optional("state", state, AgentState, "an AgentState")
+    if ground is not None:
+        check_instance("ground", ground, (bool, Grounded), "True, False, a Grounded() or None")
     if state is None:
         state = AgentState()
     if not inputs and not state.memory:
