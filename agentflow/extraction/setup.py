@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from agentflow._exc_text import exception_text
 from agentflow.errors import SchemaError
 
 __all__ = ["SetupError", "check_api_key", "check_batch_mode", "check_module_settings",
@@ -43,7 +44,8 @@ def _import_failure(ref: str, exc: BaseException) -> SetupError:
     if isinstance(exc, SyntaxError):
         where = f"{exc.filename or ref}, line {exc.lineno}" if exc.lineno else ref
         return SetupError(f"cannot import schema module {ref!r}: SyntaxError: {exc.msg} ({where})")
-    return SetupError(f"cannot import schema module {ref!r}: {type(exc).__name__}: {exc}")
+    return SetupError(f"cannot import schema module {ref!r}: {type(exc).__name__}: "
+                      f"{exception_text(exc)}")
 
 
 def load_module(ref: str) -> ModuleType:
