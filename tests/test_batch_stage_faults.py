@@ -1,0 +1,44 @@
+"""One input that fails in a stage of its own before or after its model call
+(not the call itself) is that input's failed record; the others carry on and
+the run ends normally. A document holding lone surrogates (text decoded with
+``surrogateescape``, a JSON ``"\\ud800"``) ended the whole ``extract_many`` run
+as an ``ExceptionGroup`` (a strict UTF-8 count in the chunk budget)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentflow import extract_many
+from agentflow.testing import FunctionModel
+
+
+class Who(BaseModel):
+    who: str
+
+
+def _model() -> FunctionModel:
+    return FunctionModel(lambda request: '{"who": "doc"}')
+
+
+async def test_documents_with_lone_surrogates_are_extracted() -> None:
+    texts = ["doc \ud800 one", "ok doc", "\udcff" * 10 + " doc"]
+    results = [r async for r in extract_many(_model(), texts, Who)]
+    assert [(r.id, r.ok, r.output) for r in results] == [
+        (str(n), True, Who(who="doc")) for n in range(3)]
+
+
+class Hostile(str):
+    """A text whose encoding fails (any stage of one input that raises)."""
+
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:
+        raise RuntimeError("cannot encode this text")
+
+
+async def test_an_input_failing_outside_its_call_is_its_own_failed_record() -> None:
+    inputs = [("a", "ok doc"), ("b", Hostile("doc two")), ("c", "doc three")]
+    results = [r async for r in extract_many(_model(), inputs, Who, concurrency=1)]
+    assert [(r.id, r.ok) for r in results] == [("a", True), ("b", False), ("c", True)]
+    error = results[1].error
+    assert isinstance(error, RuntimeError) and str(error) == "cannot encode this text"
