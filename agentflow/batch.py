@@ -39,6 +39,7 @@ from collections.abc import (
     Collection,
     Iterable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from typing import Any, Literal, TypeVar, overload
@@ -190,7 +191,8 @@ async def extract_many(
             any input is read.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
         TypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
-            documents.
+            documents, or a mapping (its keys would be the documents: pass
+            ``.items()`` for ``(id, text)`` pairs).
         InvalidInputError: (a ``TypeError``) an input of an unsupported type, an
             ``(id, text)`` whose text is not a ``str`` (``None``, bytes: decode
             them first; never converted with ``str()``) or whose id is ``None``
@@ -225,6 +227,9 @@ async def extract_many(
     if isinstance(inputs, str | bytes | bytearray):  # iterated, each character a document
         raise TypeError(f"inputs is one {type(inputs).__name__}: pass an iterable of "
                         "documents, e.g. [text]")
+    if isinstance(inputs, Mapping):  # iterated, its keys were the documents, its texts unread
+        raise TypeError(f"inputs is a {type(inputs).__name__}: iterating it gives its keys "
+                        "only; pass inputs.items() for (id, text) pairs")
     check_int("concurrency", concurrency, 1)
     check_choice("order", order, ("input", "completed"))
     if not isinstance(passes, int) or isinstance(passes, bool) or passes < 1:

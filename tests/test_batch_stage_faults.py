@@ -2,12 +2,14 @@
 (not the call itself) is that input's failed record; the others carry on and
 the run ends normally. A document holding lone surrogates (text decoded with
 ``surrogateescape``, a JSON ``"\\ud800"``) ended the whole ``extract_many`` run
-as an ``ExceptionGroup`` (a strict UTF-8 count in the chunk budget)."""
+as an ``ExceptionGroup`` (a strict UTF-8 count in the chunk budget). A dict
+of id -> text given as the inputs was read as its keys, the texts unread."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from agentflow import extract_many
@@ -42,3 +44,14 @@ async def test_an_input_failing_outside_its_call_is_its_own_failed_record() -> N
     assert [(r.id, r.ok) for r in results] == [("a", True), ("b", False), ("c", True)]
     error = results[1].error
     assert isinstance(error, RuntimeError) and str(error) == "cannot encode this text"
+
+
+async def test_a_mapping_of_id_to_text_is_refused_not_read_as_its_keys() -> None:
+    model = _model()
+    with pytest.raises(TypeError, match=r"inputs is a dict: iterating it gives its keys only; "
+                                        r"pass inputs.items\(\) for \(id, text\) pairs"):
+        async for _ in extract_many(model, {"doc-a": "Ann's text"}, Who):
+            pass
+    assert model.requests == []
+    results = [r async for r in extract_many(model, {"doc-a": "doc text"}.items(), Who)]
+    assert [(r.id, r.ok) for r in results] == [("doc-a", True)]
