@@ -3,7 +3,8 @@
 the run ends normally. A document holding lone surrogates (text decoded with
 ``surrogateescape``, a JSON ``"\\ud800"``) ended the whole ``extract_many`` run
 as an ``ExceptionGroup`` (a strict UTF-8 count in the chunk budget). A dict
-of id -> text given as the inputs was read as its keys, the texts unread."""
+of id -> text given as the inputs was read as its keys, the texts unread; an
+id whose ``str()`` raises ended the run with that bare error."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agentflow import extract_many
+from agentflow import InvalidInputError, extract_many
 from agentflow.testing import FunctionModel
 
 
@@ -55,3 +56,26 @@ async def test_a_mapping_of_id_to_text_is_refused_not_read_as_its_keys() -> None
     assert model.requests == []
     results = [r async for r in extract_many(model, {"doc-a": "doc text"}.items(), Who)]
     assert [(r.id, r.ok) for r in results] == [("doc-a", True)]
+
+
+class Unnamed:
+    """An id whose ``str()`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no name")
+
+
+async def test_an_id_that_cannot_be_written_is_an_input_error() -> None:
+    model = _model()
+    message = (r"input 1: the id, a Unnamed, cannot be written as text \(str\(\) raised "
+               r"RuntimeError\); give a str")
+    with pytest.raises(InvalidInputError, match=message):
+        async for _ in extract_many(model, [("a", "doc a"), (Unnamed(), "doc b")], Who):
+            pass
+    assert model.requests == []  # a collection's ids are checked before any request
+    got = []
+    with pytest.raises(InvalidInputError, match=message):
+        async for result in extract_many(model, iter([("a", "doc a"), (Unnamed(), "doc b")]),
+                                         Who):
+            got.append(result.id)
+    assert got == ["a"]
