@@ -53,7 +53,7 @@ from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.markup import element_spans, is_markup
 
-__all__ = ["record_kinds", "record_spans", "record_words", "share_keys"]
+__all__ = ["head_word", "record_kinds", "record_spans", "record_words", "share_keys"]
 
 _BLOCK_KEY = re.compile(r"[ \t]*([^\s#:\-\[{\"'][^:#]*?|\"[^\"\n]+\"|'[^'\n]+'):"
                         r"[ \t]*(?:&\S+[ \t]*)?(?:#.*)?\r?\Z")
@@ -75,7 +75,7 @@ def record_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
         depth, _, key = arg.partition(" ")
         return _under(lines, int(depth), key)
     if what == "head":
-        starts = [(i, _head_name(line)) for i, line in enumerate(lines) if _head_word(line) == arg]
+        starts = [(i, _head_name(line)) for i, line in enumerate(lines) if head_word(line) == arg]
     elif what == "group":
         starts = [(i, key) for i, line in enumerate(lines)
                   if (key := group_key(line.rstrip("\r\n"))) and (group_kind(key) or key) == arg]
@@ -136,7 +136,7 @@ def _under(lines: Sequence[str], depth: int, key: str) -> list[tuple[int, int, s
     return [(i, e, name) for (i, name), e in zip(starts, ends, strict=True)]
 
 
-def _head_word(line: str) -> str:
+def head_word(line: str) -> str:
     """The keyword ``line`` begins with as a header line (``host`` of ``Host
     x``), letter case folded; ``""`` where it is none (a ``key:`` or
     ``key=`` line, a long line of prose)."""
@@ -169,7 +169,7 @@ def record_kinds(lines: Sequence[str]) -> list[str]:
         bare = line.rstrip("\r\n")
         if (m := _BLOCK_KEY.match(bare)) is not None:
             out.append(f"under {depths[i]} {m.group(1).strip()}")
-        if word := _head_word(bare):
+        if word := head_word(bare):
             out.append(f"head {word}")
         if key := group_key(bare):
             out.append(f"group {group_kind(key) or key}")
