@@ -38,7 +38,8 @@ from agentflow.output.examples import CheckedExample
 
 _INSIDE = " > "  # (``agentflow.grounding.sibling_blocks``: a kind inside another's first block)
 
-__all__ = ["first_sibling_alone", "later_differs", "later_sibling_only", "learn_record"]
+__all__ = ["first_sibling_alone", "first_values", "later_differs", "later_sibling_only",
+           "learn_record"]
 
 
 def _shown(rule: Locator, text: str, kind: str) -> tuple[int, str, int, bool] | None:
@@ -127,7 +128,7 @@ def _braces_apart(kind: str, rule: Locator, filled: Sequence[CheckedExample]) ->
     return False
 
 
-def _first_values(rule: Locator, source: str) -> list[str] | None:
+def first_values(rule: Locator, source: str) -> list[str] | None:
     """What ``rule`` finds in ``source`` up to the end of the first record of
     its kind, where ``source`` writes several; else ``None``."""
     if not rule.record:
@@ -160,7 +161,7 @@ def later_sibling_only(rule: Locator, source: str) -> bool:
     writes none of that kind (a Terraform ``module`` block's ``ami``)."""
     if rule.record.startswith("brace "):
         return bool(rule.values(source)) and not _first_in_block(rule, source)
-    first = _first_values(rule, source)
+    first = first_values(rule, source)
     return first is not None and not first and bool(rule.values(source))
 
 
@@ -184,7 +185,7 @@ def first_sibling_alone(rule: Locator, source: str) -> bool:
     write."""
     if not rule.several:
         return False
-    first = _first_values(rule, source)
+    first = first_values(rule, source)
     return bool(first) and len({" ".join(v.split()) for v in first or []}) == 1
 
 
@@ -192,7 +193,7 @@ def later_differs(rule: Locator, text: str) -> bool:
     """Whether ``rule`` (a learned record kind) finds one value in the first
     of ``text``'s several records and another past it (an example's
     ``image:`` of each service)."""
-    first = _first_values(rule, text)
+    first = first_values(rule, text)
     if not first:
         return False
     folded = {" ".join(v.split()) for v in first}
