@@ -36,9 +36,10 @@ refused); they stay in the conversation memory.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentflow.acting import count_failures, run_tool_calls
+from agentflow.acting import count_failures, run_tool_calls, tool_progress
 from agentflow.call_input import coerce_input as _coerce_input
 from agentflow.call_input import start_execution
 from agentflow.call_outcome import commit, output_failure, stops
@@ -53,7 +54,7 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.input_checks import check_call_inputs
-from agentflow.messages import Msg
+from agentflow.messages import Msg, ToolResultBlock
 from agentflow.middleware.base import WAITING_CALLS, Act, ReasonAgain, hooks_for
 from agentflow.middleware.decisions import merge_decisions, waiting_reasons
 from agentflow.model import TextDelta, ThinkingDelta
@@ -236,8 +237,16 @@ async def call_events(
                 supplied, ex.waiting, pause, failed = (
                     (decision.results, decision.waiting, decision.pause, decision.failed)
                     if isinstance(decision, Act) else ({}, (), None, ()))
-                results = Msg("tool", await run_tool_calls(ex, agent.toolkit, agent.telemetry,
-                                                          calls, supplied),
+                ran: list[ToolResultBlock] = []
+                if deltas:  # streamed: each tool's progress as it reports it
+                    async with aclosing(tool_progress(ex, agent.toolkit, agent.telemetry, calls,
+                                                      supplied, ran)) as progress:
+                        async for event in progress:
+                            yield event
+                else:
+                    ran = await run_tool_calls(ex, agent.toolkit, agent.telemetry, calls,
+                                               supplied)
+                results = Msg("tool", ran,
                               metadata={WAITING_CALLS: list(ex.waiting)} if ex.waiting else None)
                 ex.memory.append(results)
                 if deltas:  # a held call's result says what it waits for (by id, not text)
@@ -245,7 +254,8 @@ async def call_events(
                     for block in results.tool_results:
                         if block.name != TOOL_NAME:
                             yield ToolResult(block.tool_use_id, block.name, block.output,
-                                             block.is_error, held.get(block.tool_use_id))
+                                             block.is_error, held.get(block.tool_use_id),
+                                             block.is_json)
                 count_failures(ex, agent.toolkit, agent.tool_retries, calls, results, supplied,
                                failed)
                 stop = False

@@ -85,15 +85,19 @@ def _field_name(param: str) -> str:
     return param
 
 
-def _stringify(value: Any) -> str:
+def _stringify(value: Any) -> tuple[str, bool]:
+    """A tool's return value as the text the model reads, and whether that
+    text is the value's JSON (``ToolResultBlock.is_json``): a ``str`` is the
+    text itself, anything else its JSON (an object no writer takes, its
+    ``str()``: text)."""
     if isinstance(value, str):
-        return clean_text(value)
+        return clean_text(value), False
     if isinstance(value, BaseModel):
-        return value.model_dump_json()
+        return value.model_dump_json(), True
     try:
-        return json_bytes(value, default=str).decode()
+        return json_bytes(value, default=str).decode(), True
     except TypeError:
-        return str(value)
+        return str(value), False
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,12 +297,12 @@ class Tool:
                 call.id, mask_secrets(f"SystemExit: the tool exited (status {exc.code!r})"),
                 is_error=True, name=self.name)
         try:
-            output = _stringify(result)
+            output, is_json = _stringify(result)
         except Exception as exc:  # nested past any writer, a __str__ that raises: its failure
             return ToolResultBlock(call.id, mask_secrets(
                 f"the tool's result could not be written as text ({type(exc).__name__}: "
                 f"{str(exc)[:200]})"), is_error=True, name=self.name)
-        return ToolResultBlock(call.id, output, name=self.name)
+        return ToolResultBlock(call.id, output, name=self.name, is_json=is_json)
 
 
 def tool(
