@@ -26,8 +26,17 @@ systemd, ``.desktop``, shell: ``:`` is no separator there), nor one with an
 opener (``title = {``, ``name = "``: BibTeX, TOML), nor one written with
 ``:`` (deb822, e-mail, YAML: ``name = x`` is a plain string there).
 
-Labels without a separator (``Host ``, ``@article{``) and the key's own
-text are matched as written (letter case ignored). ``same_label`` says
+Labels without a separator (``Port ``, ``Subsystem sftp ``, ``@article{``)
+are matched as written (letter case ignored), but for their blanks: a run of
+blanks in one is any run of spaces and tabs (``Subsystem\\tsftp\\t``,
+CentOS's aligned ``Subsystem       sftp    internal-sftp``, nginx's
+``listen\\t80;``), and a word followed by blanks, the label's first or its
+last, may be followed by a separator the examples do not write instead
+(``Port = 2222``, ``PermitRootLogin=no``, ``Subsystem = sftp x``: sshd_config's
+optional ``=``; ``Port: 22``), the value read after it, never ``= 2222``. A
+``:`` separates only before a blank and ``=`` not before ``=`` or ``>``:
+``ListenAddress ::1``, ``:memory:``, ``== x`` are values. The key's own
+text is matched as written (letter case ignored). ``same_label`` says
 whether the examples' texts before their values are one label written in
 these ways, and ``agreed`` gives the label and the texts after the values
 as one form (each after's closer the label's), so a rule is learned from
@@ -40,8 +49,8 @@ import functools
 import re
 from collections.abc import Sequence
 
-__all__ = ["CLOSER", "agreed", "closing_quote", "label_at", "quoted_unit", "right_for",
-           "same_label"]
+__all__ = ["CLOSER", "agreed", "bare_label", "closing_quote", "label_at", "quoted_unit",
+           "right_for", "same_label"]
 
 CLOSER = {"{": "}", '"': '"', "'": "'"}
 """Each opener a label may end with and the closer that ends its value."""
@@ -66,13 +75,49 @@ def _parts(label: str) -> tuple[str, str, str] | None:
         match["open"] or "").strip()
 
 
+_GAP = re.compile(r"[ \t]+")
+_BARE_SEPARATOR = r"[ \t]*(?:=(?![=>])|:(?=[ \t]))[ \t]*"
+"""A separator a bare label's examples do not write (``Port = 2222``,
+``PermitRootLogin=no``, ``Port: 22`` for ``Port ``): ``=`` (not ``==``,
+``=>``), or ``:`` before a blank (never ``::1`` nor ``:memory:``)."""
+
+
+def bare_label(label: str) -> bool:
+    """Whether ``label`` (a rule's ``left``, leading whitespace less) is a
+    label without a separator (``Port ``, ``Subsystem sftp ``, ``@article{``)."""
+    return _parts(label) is None
+
+
+def _bare_pattern(label: str) -> re.Pattern[str] | None:
+    """The pattern of a label without a separator (``bare_label``) as
+    ``label_at`` matches it: each run of blanks in it any run of spaces and
+    tabs (``Subsystem\\tsftp\\t``, an aligned ``Subsystem       sftp ``), and
+    one of them, after the label's first word or at its end where a word
+    ends there, also a separator (``_BARE_SEPARATOR``: sshd_config's
+    optional ``=``, ``Subsystem=sftp x``); ``None`` for a label without
+    blanks (matched as written)."""
+    pieces = _GAP.split(label)
+    if len(pieces) == 1:
+        return None
+    words = [re.escape(p) for p in pieces]
+    places = {k for k in (0, len(pieces) - 2)
+              if re.search(r"\w\Z", pieces[k]) and (k == 0 or not pieces[k + 1])}
+    forms = ["[ \t]+".join(words)]
+    for k in sorted(places):
+        gaps = ["[ \t]+"] * (len(pieces) - 1)
+        gaps[k] = f"(?:{_BARE_SEPARATOR})"
+        forms.append("".join(w + g for w, g in zip(words, [*gaps, ""], strict=True)))
+    return re.compile("|".join(f"(?:{f})" for f in reversed(forms)), re.IGNORECASE)  # a
+    # separator first: ``Port = 2222`` is ``Port`` and ``2222``
+
+
 @functools.lru_cache(maxsize=512)
 def _pattern(label: str, right: str) -> re.Pattern[str] | None:
     """The pattern of ``label`` (leading whitespace less) as ``label_at``
     matches it; ``None`` for a label matched as written."""
     parts = _parts(label)
     if parts is None:
-        return None
+        return _bare_pattern(label)
     key, sep, opener = parts
     openers = opener
     if opener and right.startswith(CLOSER[opener]):

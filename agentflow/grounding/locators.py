@@ -42,7 +42,9 @@ says where its value is written, as literal text on the value's line:
   A value read to its line's end over a plain line in lower case is taken to
   run on (a wrapped ``Subject:``) unless an example writes that line, or an
   example's value stops above such a line (``Locator.stops_short``: ``rotate
-  7`` over ``compress``).
+  7`` over ``compress``), or the label is a keyword (no separator), every
+  example's value and the value read are one word, and the line is a word,
+  blanks and a value (``usepam yes`` under ``PermitRootLogin no``).
   Never applied to a field an example stops at the end of a line that has
   continuation lines (``Description: short`` followed by a long
   description). A value an example shows wrapping onto plain next lines
@@ -271,7 +273,7 @@ def _finished(rule: Locator, examples: Sequence[CheckedExample],
             not example_value(e, name) for e in examples), shapes=example_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
         shown_across=across or rule.many or not rule.continued,
-        stops_short=any(dataclasses.replace(rule, lines=()).runs_on(e.text)
+        stops_short=any(dataclasses.replace(rule, lines=()).runs_on(e.text, keys=False)
                         for e in examples if example_value(e, name)),
         twins=tuple(_finished(t, examples, layout, lines, across) for t in rule.twins))
 
