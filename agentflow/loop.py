@@ -35,15 +35,23 @@ refused); they stay in the conversation memory.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentflow._arguments import check_instance, check_optional
+from agentflow._commit import stray_cancel
 from agentflow.acting import count_failures, run_tool_calls, tool_progress
 from agentflow.call_input import coerce_input as _coerce_input
 from agentflow.call_input import start_execution
 from agentflow.call_outcome import commit, output_failure, stops
-from agentflow.errors import InvalidInputError, ProviderError, StructuredOutputError
+from agentflow.errors import (
+    InvalidInputError,
+    ProviderError,
+    StrayCancelError,
+    StructuredOutputError,
+)
 from agentflow.events import (
     SUSPENDED,
     CallStarted,
@@ -53,6 +61,7 @@ from agentflow.events import (
     ToolResult,
     ToolUse,
 )
+from agentflow.grounding.marker import Grounded
 from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg, ToolResultBlock
 from agentflow.middleware.base import WAITING_CALLS, Act, ReasonAgain, hooks_for
@@ -65,7 +74,6 @@ from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
 
 if TYPE_CHECKING:
-    from agentflow.grounding import Grounded
     from agentflow.middleware.base import Hooks, Middleware
     from agentflow.middleware.structured_output import StructuredOutputMiddleware
     from agentflow.model import ChatModel, GenerateOptions, ToolSpec
@@ -119,6 +127,9 @@ async def call_events(
     ``StructuredOutputError`` (after committing) instead of yielding
     ``Complete``. No ``state``: a fresh one, dropped after the call."""
     inputs = _coerce_input(msg)
+    check_optional("state", state, AgentState, "an AgentState")
+    if ground is not None:
+        check_instance("ground", ground, (bool, Grounded), "True, False, a Grounded() or None")
     if state is None:
         state = AgentState()
     if not inputs and not state.memory:
@@ -287,5 +298,23 @@ async def call_events(
         if exc.usage is None:
             exc.usage = ex.usage
         raise
+    except asyncio.CancelledError as exc:  # the call's cancellation, or code's own?
+        if not stray_cancel(exc):
+            raise
+        raise stray_call_error(exc) from exc  # a failure, never a stream's silent end
     finally:
         state.release()
+
+
+def stray_call_error(cancel: asyncio.CancelledError) -> StrayCancelError:
+    """The error of a call that ``cancel``, a ``CancelledError`` no canceller
+    asked for (``agentflow._commit.stray_cancel``), ended: raised by code inside
+    it (a model client, middleware, a library's own cancel scope). Let through,
+    it ended ``stream()`` as a cancellation would, and a web route's response
+    stopped with no error event (the task was not being cancelled, so nothing
+    else happened either)."""
+    said = f": {cancel}" if str(cancel) else ""
+    return StrayCancelError(
+        f"the call raised a CancelledError{said} while it was not being cancelled (raised "
+        "by code inside it: the model client, middleware, a library's own cancel scope or "
+        "timeout); the call has no reply and its state is as it was")

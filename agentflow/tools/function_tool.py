@@ -23,6 +23,7 @@ from pydantic.fields import FieldInfo
 
 from agentflow._clean_text import json_bytes
 from agentflow._commit import stray_cancel
+from agentflow._exc_text import exception_text
 from agentflow._secrets import mask_secrets
 from agentflow.errors import ToolDefinitionError, ToolError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
@@ -281,17 +282,16 @@ class Tool:
                 if inspect.isawaitable(result):
                     result = await result
         except ToolError as exc:
-            return ToolResultBlock(call.id, str(exc), is_error=True, name=self.name)
+            return ToolResultBlock(call.id, exception_text(exc), is_error=True, name=self.name)
         except asyncio.CancelledError as exc:
             if not stray_cancel(exc):  # the call is being cancelled: let it
                 raise
-            return ToolResultBlock(call.id, mask_secrets(f"CancelledError: {exc}"),
+            return ToolResultBlock(call.id, mask_secrets(f"CancelledError: {exception_text(exc)}"),
                                    is_error=True, name=self.name)
         except Exception as exc:  # its text may quote internals: no secret, no URL credential
             return ToolResultBlock(
-                call.id, mask_secrets(f"{type(exc).__name__}: {exc}"), is_error=True,
-                name=self.name
-            )
+                call.id, mask_secrets(f"{type(exc).__name__}: {exception_text(exc)}"),
+                is_error=True, name=self.name)
         except SystemExit as exc:  # argparse, click, a library's sys.exit: the tool failed
             return ToolResultBlock(
                 call.id, mask_secrets(f"SystemExit: the tool exited (status {exc.code!r})"),
@@ -301,7 +301,7 @@ class Tool:
         except Exception as exc:  # nested past any writer, a __str__ that raises: its failure
             return ToolResultBlock(call.id, mask_secrets(
                 f"the tool's result could not be written as text ({type(exc).__name__}: "
-                f"{str(exc)[:200]})"), is_error=True, name=self.name)
+                f"{exception_text(exc)[:200]})"), is_error=True, name=self.name)
         return ToolResultBlock(call.id, output, name=self.name, is_json=is_json)
 
 
