@@ -69,6 +69,8 @@ def test_a_null_stays_unsure_where_the_element_may_be() -> None:
     nested = "<root>\n" + BARE.replace("\n", "\n  ") + "</root>\n"
     assert scored(Pom(), nested, rules, "packaging") < REVIEW_BELOW  # no parent where
     # the examples write it: not their layout
+    cut = BARE[:BARE.index("  <developers>")]  # a chunk cut inside <project>
+    assert not element_absent(rules["packaging"], cut)
     prefixed = BARE.replace("  <properties>", "  <pom:packaging>jar</pom:packaging>\n"
                             "  <properties>")
     assert not element_absent(rules["packaging"], prefixed)
@@ -83,3 +85,4 @@ def test_element_children() -> None:
     assert held[0][4][1].split() == ["loose"]
     assert element_children(text, ("<g>",), 2) == [[("b", "2"), ("", "")]]
     assert element_children(text, ("<g>",), 3) == []
+    assert element_children(text[:-5], ("<a>",), 1) is None  # never closed

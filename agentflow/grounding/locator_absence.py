@@ -57,20 +57,10 @@ grounding.brackets.written_empty``). That label line is no *mention* of the
 key (``mentioned_apart``): only the key written on another line is (in a
 JSON document: written as a key, with something after it).
 
-**An element its parent does not hold** (``element_absent``): markup is a
-nested format too, its elements its fields. A rule reading an element's
-content after its start tag (``<packaging>``) under the parent elements
-every example writes it under (``Locator.parents``, at ``Locator.depth``:
-a pom's ``<project>``) shows the field empty in a markup document that
-writes such a parent, where no such parent holds the element (a comment is
-no part of the document: ``<!-- <packaging>pom</packaging> -->`` holds
-none; one written elsewhere, ``<name>`` of a ``<developer>``, is another
-thing's), nor any other child element the examples never write beside it
-(``Locator.elements``) holding text shaped like the field's values, nor such
-text of its own (``<description>Demo project</description>`` may name the
-project). Then the null is sure, whether or not an example shows the
-field empty, and the grammar offers only null, also where the document
-writes the element only under other parents (``Locator.off_depth``).
+**An element its parent does not hold** (``agentflow.grounding.
+element_absence.element_absent``): markup is a nested format too, its
+elements its fields; a pom's ``<project>`` without ``<packaging>`` shows
+the field empty.
 """
 
 from __future__ import annotations
@@ -79,18 +69,17 @@ import re
 
 from agentflow.grounding.brackets import empty_key, is_bracketed, written_empty
 from agentflow.grounding.depths import line_depths
+from agentflow.grounding.element_absence import element_absent
 from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.items import ITEM_LINE
-from agentflow.grounding.label_forms import start_tag
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.markup import element_children, is_markup
-from agentflow.grounding.token_shapes import near_shape, token_shape
+from agentflow.grounding.token_shapes import could_hold
 from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "element_absent",
-           "element_names", "grouped_layout", "layout_keys", "layout_lines", "mentioned_apart",
-           "nested_layout", "only_layout", "shares_layout", "shown_empty_here"]
+           "grouped_layout", "layout_keys", "layout_lines", "mentioned_apart", "nested_layout",
+           "only_layout", "shares_layout", "shown_empty_here"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
@@ -126,12 +115,9 @@ def layout_lines(text: str) -> frozenset[str]:
 def _could_hold(rule: Locator, text: str) -> bool:
     """Whether ``text`` holds a token shaped like a token of the field's
     example values, or nearly (``Locator.shapes``, ``agentflow.grounding.
-    token_shapes.near_shape``: ``www.frob.example.org`` for a homepage
+    token_shapes.could_hold``: ``www.frob.example.org`` for a homepage
     ``https://x.example/``; none learned: any text could)."""
-    if not rule.shapes:
-        return bool(text.strip())
-    shapes = {s for t in text.split() if (s := token_shape(t)) is not None}
-    return any(near_shape(s, v) for s in shapes for v in rule.shapes)
+    return could_hold(rule.shapes, text)
 
 
 def only_layout(rule: Locator, source: str) -> bool:
@@ -357,50 +343,3 @@ def nested_layout(rule: Locator, source: str) -> bool:
             return False  # a key the examples never write, with a value like the field's
     return True
 
-
-def _element(rule: Locator) -> str | None:
-    """The element whose content ``rule`` reads after its start tag, nested
-    under parent elements (``<packaging>`` under ``<project>``), letter case
-    folded; ``None`` for any other rule (attributes in its label included)."""
-    tag = start_tag(rule.left.lstrip())
-    if tag is None or tag[1] or not rule.labelled or rule.many or rule.arg is not None or (
-            rule.heading or rule.depth is None or rule.depth < 1 or not rule.parents):
-        return None
-    return _local(tag[0])
-
-
-def _local(name: str) -> str:
-    """An element's name less its namespace prefix, letter case folded."""
-    return name.rpartition(":")[2].casefold()
-
-
-def element_names(rule: Locator, texts: list[str]) -> tuple[str, ...]:
-    """``Locator.elements``: the names of the child elements the markup
-    ``texts`` (the examples') write in the parents ``rule`` reads its
-    element in (``_element``), sorted; ``()`` for another rule."""
-    if _element(rule) is None or rule.depth is None:
-        return ()
-    names = {_local(name) for text in texts if is_markup(text.splitlines())
-             for held in element_children(text, rule.parents, rule.depth) for name, _ in held}
-    return tuple(sorted(names - {""}))
-
-
-def element_absent(rule: Locator, source: str) -> bool:
-    """Whether ``source``, a markup document, shows ``rule``'s element absent
-    from the parents the examples write it under (see the module docstring):
-    it writes such a parent, and none holds the element (a namespace prefix
-    aside), a child element the examples never write there (``Locator.
-    elements``) holding text shaped like the field's values (``_could_hold``),
-    or such text of its own."""
-    own = _element(rule)
-    if own is None or rule.depth is None:
-        return False
-    text = rule.region(live_text(source))
-    if "<" not in text or not is_markup(text.splitlines()):
-        return False
-    held = element_children(text, rule.parents, rule.depth)
-    known = set(rule.elements)
-    return bool(held) and not any(
-        (name and _local(name) == own) or (
-            (not name or _local(name) not in known) and _could_hold(rule, inner))
-        for children in held for name, inner in children)

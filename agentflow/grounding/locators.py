@@ -181,8 +181,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentflow.grounding.element_absence import element_names
 from agentflow.grounding.label_forms import tag_within
-from agentflow.grounding.locator_absence import element_names, layout_keys, layout_lines
+from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_fields import locator_fields

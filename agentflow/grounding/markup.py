@@ -298,15 +298,16 @@ def uncommented(text: str) -> str:
 
 
 def element_children(text: str, parents: Sequence[str], depth: int
-                     ) -> list[list[tuple[str, str]]]:
+                     ) -> list[list[tuple[str, str]]] | None:
     """For each element of ``text`` (a markup document, ``is_markup``; its
     comments no part of it) that is open, with the elements around it, as
     ``depth`` elements where a child of it begins, and whose path (itself,
     then the elements around it, nearest first, each ``<name>``) begins with
     ``parents``: what it holds, in order: each child element's name (as
     written) and the text the child holds where it holds no element (else
-    ``""``), and its own text between its children as ``("", text)``. An
-    element never closed holds what follows it to the end."""
+    ``""``), and its own text between its children as ``("", text)``;
+    ``None`` where such an element is never closed (a long document's chunk
+    cut inside it: what it holds is not all there)."""
     html = bool(_HTML.search(text[:2000]))
     frames: list[tuple[str, bool, list[tuple[str, str]], list[str]]] = []
     # (name, matched, children, own text) of each open element, outermost first
@@ -345,7 +346,6 @@ def element_children(text: str, parents: Sequence[str], depth: int
         frames.append((name, len(chain) == depth and chain[:len(parents)] == tuple(parents),
                        [], []))
         path.append(name)
-    if frames:
-        frames[-1][3].append(text[at:])
-    close(len(frames))
+    if any(matched for _, matched, _, _ in frames):
+        return None
     return out
