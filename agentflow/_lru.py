@@ -32,18 +32,12 @@ class LRU(Generic[K, V]):
         return len(self._data)
 
     def get(self, key: K) -> V | None:
-        """The value for ``key`` (now the most recent), or ``None``. Takes no
-        lock (the per-type caches are read on every document: half a hit's
-        instructions were the lock's): each ``OrderedDict`` call is atomic, and
-        a key another thread evicts between the two is a miss."""
-        data = self._data
-        value = data.get(key)
-        if value is not None:
-            try:
-                data.move_to_end(key)
-            except KeyError:  # evicted meanwhile by another thread's put
-                return None
-        return value
+        """The value for ``key`` (now the most recent), or ``None``."""
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
 
     def put(self, key: K, value: V) -> V:
         """Store ``value`` for ``key``, evicting the oldest entry past ``maxsize``."""
