@@ -137,6 +137,9 @@ class ReActAgent:
         check_optional("options", options, GenerateOptions, "a GenerateOptions")
         check_optional("output", output, OutputConfig, "an OutputConfig")
         check_optional("telemetry", telemetry, Telemetry, "a Telemetry")
+        if isinstance(middleware, Middleware | str) or not isinstance(middleware, Iterable):
+            raise TypeError(f"middleware must be a list of Middleware, got "
+                            f"{type(middleware).__name__}; wrap a single one in a list")
         middleware = list(middleware)
         for n, m in enumerate(middleware):
             check_instance(f"middleware[{n}]", m, Middleware, "a Middleware (subclass it)")

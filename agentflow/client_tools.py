@@ -227,6 +227,7 @@ def resolve_client_tools(state: AgentState,
         given = results[call.id]
         outcomes[call.id] = (ToolResultBlock(call.id, given, False, call.name)
                              if isinstance(given, str) else
-                             ToolResultBlock(call.id, given.output, given.is_error, call.name))
+                             ToolResultBlock(call.id, given.output, given.is_error, call.name,
+                                             given.is_json))
     settle_calls(state, index, outcomes)
     return [outcomes[c.id] for c in calls]

@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentflow import AgentState, OutputConfig, ReActAgent, extract_many
+from agentflow.approvals import RequireApproval
 from agentflow.testing import FunctionModel
 
 
@@ -55,6 +56,10 @@ AGENT: list[tuple[dict[str, Any], str]] = [
     ({"options": {}}, "options must be a GenerateOptions or None, got {} (dict)"),
     ({"output": {}}, "output must be an OutputConfig or None, got {} (dict)"),
     ({"middleware": [5]}, "middleware[0] must be a Middleware (subclass it), got 5 (int)"),
+    ({"middleware": RequireApproval({"lookup"})},
+     "middleware must be a list of Middleware, got RequireApproval; wrap a single one in a list"),
+    ({"middleware": 5},
+     "middleware must be a list of Middleware, got int; wrap a single one in a list"),
 ]
 
 

@@ -178,6 +178,15 @@ async def test_resolve_needs_every_pending_result() -> None:
     assert resolve_client_tools(state, {"c-color": error})[0].is_error
 
 
+async def test_a_client_result_that_is_a_value_stays_one() -> None:
+    state = AgentState()
+    agent = with_client_tools(ReActAgent("a", FunctionModel(answer), tools=[lookup]), [COLOR])
+    await agent.call("Pick", state=state)
+    given = ToolResultBlock("c-color", "12", name="pick_color", is_json=True)  # the number 12
+    resolved = resolve_client_tools(state, {"c-color": given})
+    assert resolved[0].is_json and state.memory[-1].tool_results[-1].is_json
+
+
 @pytest.mark.parametrize(("tool", "match"), [
     (ClientTool("lookup", "clash"), "'lookup' has the name of one of the server's tools"),
     (ClientTool("generate_response", ""), "'generate_response' has the name"),

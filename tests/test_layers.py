@@ -20,8 +20,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentflow"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # lowest first: a module may import its own layer and the layers above it in this list
     ("base", (
-        "agentflow._anyio_fast", "agentflow._blocks", "agentflow._clean_text", "agentflow._commit",
-        "agentflow._logging", "agentflow._lru", "agentflow._msg_content", "agentflow._msg_keys",
+        "agentflow._anyio_fast", "agentflow._arguments", "agentflow._blocks",
+        "agentflow._clean_text", "agentflow._commit", "agentflow._exc_text", "agentflow._logging",
+        "agentflow._lru", "agentflow._msg_content", "agentflow._msg_keys",
         "agentflow._nesting", "agentflow._scopes", "agentflow._secrets",
         "agentflow._slots_init", "agentflow._version", "agentflow.documents",
         "agentflow.errors", "agentflow.logprobs", "agentflow.media", "agentflow.messages",

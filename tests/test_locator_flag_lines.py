@@ -1,6 +1,7 @@
 """A value read to its line's end over a bare option line is not taken to run
-on (newcomer22 probe, finding 5): logrotate's ``rotate 12`` over
-``compress``, my.cnf's ``port = 3306`` over ``skip-name-resolve``. A plain
+on (newcomer22 probe, finding 5; a lower-case key line: newcomer23, finding 7):
+logrotate's ``rotate 12`` over ``compress``, my.cnf's ``port = 3306`` over
+``skip-name-resolve``, sshd's ``PermitRootLogin no`` over ``usepam yes``. A plain
 next line beginning in lower case may be a wrapped value's rest (mail, a PDF
 text layer); it is not where an example writes that very line, nor, for a
 rule whose examples show their value stopping above such a line, anywhere.
@@ -78,3 +79,56 @@ def test_a_wrapped_value_still_runs_on_where_no_example_stops_so() -> None:
     assert scored(Ticket(subject="Laptop will not boot"), signed, rules, "subject") == HELD
     owner = "Subject: Laptop\nOwner: Cy\nsee the log\n"
     assert scored(Ticket(owner="Cy"), owner, rules, "owner") == HELD
+
+
+class Sshd(BaseModel):
+    port: str | None = Field(None, description="the first Port value")
+    permit_root_login: str | None = Field(None, description="PermitRootLogin value")
+
+
+SSHD = [Example("# build host\nPort 2222\nPermitRootLogin prohibit-password\nUsePAM yes\n",
+                Sshd(port="2222", permit_root_login="prohibit-password")),
+        Example("Port 22\nAddressFamily inet\nPermitRootLogin no\nX11Forwarding yes\n",
+                Sshd(port="22", permit_root_login="no"))]
+
+
+def test_a_one_word_value_over_a_key_line_in_lower_case_does_not_run_on() -> None:
+    """A keyword format's next key line (newcomer23 probe, finding 7): the
+    examples write ``Keyword value`` lines and one-word values; a one-word
+    value over a lower-case line of that shape (``usepam yes``: sshd reads
+    keywords in any case, redis.conf and resolv.conf write them so) does not
+    run on, though no example writes that line nor stops above a plain one."""
+    assert not runs_on(["PermitRootLogin no", "usepam yes"], 0, False, keyword=True)
+    assert runs_on(["PermitRootLogin no", "usepam yes"], 0, False)
+    assert runs_on(["PermitRootLogin no \\", "usepam yes"], 0, False, keyword=True)  # a join
+    assert runs_on(["PermitRootLogin no", "compress"], 0, False, keyword=True)  # no value
+
+
+def test_a_learned_keyword_rule_pins_a_value_over_a_lower_case_key_line() -> None:
+    rules = learned_rules(SSHD, Sshd)
+    assert not rules["permit_root_login"].stops_short
+    for nxt in ("permitemptypasswords no", "maxauthtries 3", "x11forwarding\tyes", "usepam yes"):
+        doc = f"Port 2200\nPermitRootLogin no\n{nxt}\n"
+        assert scored(Sshd(permit_root_login="no"), doc, rules, "permit_root_login") == HELD, nxt
+    doc = "Port 2200\nPermitRootLogin no\nusepam yes\n"
+    assert scored(Sshd(port="2200"), doc, rules, "port") == HELD
+
+
+class Form(BaseModel):
+    subject: str | None = None
+    owner: str | None = None
+
+
+FORMS = [Example("Subject Printer jams\nOwner Ann\n", Form(subject="Printer jams", owner="Ann")),
+         Example("Subject VPN drops\nOwner Bo\n", Form(subject="VPN drops", owner="Bo"))]
+
+
+def test_a_value_of_several_words_over_a_line_of_that_shape_still_runs_on() -> None:
+    """A value the examples show of several words, wrapped at a fixed width
+    (a form's text layer), may go on onto a line of a word and more words:
+    its rule still does not pin it."""
+    rules = learned_rules(FORMS, Form)
+    assert rules["subject"].left == "Subject " and rules["subject"].spaced
+    wrapped = "Subject Laptop will not boot after\nthe BIOS update on Monday\nOwner Cy\n"
+    assert scored(Form(subject="Laptop will not boot after"), wrapped, rules,
+                  "subject") < REVIEW_BELOW

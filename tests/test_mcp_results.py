@@ -38,6 +38,7 @@ def test_an_error_result_reads_its_text_even_with_structured_content() -> None:
     read = read_result(result(types.TextContent(type="text", text="quota exceeded"),
                               structured={"code": 7}, error=True))
     assert read.is_error and read.text == "quota exceeded"
+    assert not read.is_json and read.value is None  # its text is its message, not a value's JSON
     assert read_result(result(error=True)).text == "the tool reported an error and gave no message"
     assert read_result(result()).text == "(the tool returned no content)"
 

@@ -8,12 +8,13 @@ out after ``ping_interval`` of silence, so a refusal met at once is still a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from agentflow import ReActAgent
+from agentflow import Event, ReActAgent, UsageError
 from agentflow.approvals import Approve, RequireApproval
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply
 from agentflow.web import EventStreamResponse, SQLiteStateStore, sse_response, stream_with_store
@@ -76,3 +77,36 @@ async def test_a_slow_approved_tool_gets_pings_before_the_call_starts(tmp_path: 
     finally:
         await store.aclose()
         await agent.aclose()
+
+
+async def test_a_refusal_while_the_first_ping_is_written_sends_one_start() -> None:
+    """The events fail with a ``UsageError`` while the first ping's write is
+    under way (its ``http.response.start`` sent, the write not yet done): the
+    response has begun, so the failure is its error frame, never a second
+    ``http.response.start`` (a 400 after a 200: the ASGI server's error)."""
+    writing = asyncio.Event()
+
+    async def events() -> AsyncIterator[Event]:
+        await writing.wait()  # the first ping is being written
+        raise UsageError("no message to answer")
+        yield  # pragma: no cover  (an async generator)
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()  # the client stays
+        raise AssertionError
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        if message["type"] == "http.response.start" and not writing.is_set():
+            writing.set()
+            for _ in range(50):  # the write takes a while: the events fail meanwhile
+                await asyncio.sleep(0)
+
+    response = EventStreamResponse(events(), ping_interval=0.01)
+    await asyncio.wait_for(response({"type": "http"}, receive, send), 30)  # type: ignore[arg-type]
+    assert [m["type"] for m in sent].count("http.response.start") == 1
+    assert sent[0]["status"] == 200 and sent[-1]["more_body"] is False
+    assert b"no message to answer" in b"".join(m.get("body", b"") for m in sent)
+    assert isinstance(response.error, UsageError) and response.outcome == "failed"

@@ -114,6 +114,7 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.locator_absence import (
     absence_confirmed,
     absence_shown,
+    element_absent,
     mentioned_apart,
 )
 from agentflow.grounding.locator_records import (
@@ -319,10 +320,13 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
 def _read(rule: Locator, value: Any, source: str, found: list[str], max_items: int | None,
           required: bool) -> float | None:
     """``_located`` as the rule's values ``found`` in ``source`` say."""
-    if rule.off_depth(source):
+    absent = element_absent(rule, source)  # no such element where the examples write it
+    if rule.off_depth(source) and not absent:
         return None  # its label written only at a depth no example writes it at: a nested
         # key may be another thing's (``version:`` under a CITATION.cff's ``references:``)
     empty = value is None or (rule.many and not value)
+    if absent:
+        return ABSENT if empty else DISAGREES
     if empty:
         if found:  # (found only in a later record: the first's may well be empty)
             return UNLOCATED_NULL if later_record_only(rule, source) else DISAGREES

@@ -145,7 +145,8 @@ def key_mentioned(source: str, key: str, heading: str = "") -> bool:
     its label less separators and spaces, ``Requires`` of ``Requires: ``)
     somewhere other than as an empty label or the list's ``heading``.
 
-    The key is found as a whole key, letter case ignored: a longer key that
+    The key is found as a whole key, letter case ignored, a run of blanks
+    between its words any run of spaces and tabs: a longer key that
     begins or ends with it (``Requires.private``, ``libssl`` for ``Libs``)
     is another key, not a mention. A line whose content is the key with
     nothing after it but separators (``Requires:`` with an empty value) is
@@ -153,7 +154,8 @@ def key_mentioned(source: str, key: str, heading: str = "") -> bool:
     ``heading`` (``### Steps``: where a headed rule reads). Any other place
     (the key in prose, or with a separator the locator does not read,
     ``Requires = x``) is."""
-    whole = re.compile(rf"(?<![\w.\-]){re.escape(key)}(?![\w]|[.\-]\w)", re.IGNORECASE)
+    words = r"[ \t]+".join(re.escape(w) for w in re.split(r"[ \t]+", key))  # ``Subsystem\tsftp``
+    whole = re.compile(rf"(?<![\w.\-]){words}(?![\w]|[.\-]\w)", re.IGNORECASE)
     for line in source.splitlines():
         if heading and names(heading_key(line), heading):
             continue

@@ -56,6 +56,11 @@ a container the value would be inside, written with ``null``, ``[]`` or
 grounding.brackets.written_empty``). That label line is no *mention* of the
 key (``mentioned_apart``): only the key written on another line is (in a
 JSON document: written as a key, with something after it).
+
+**An element its parent does not hold** (``agentflow.grounding.
+element_absence.element_absent``): markup is a nested format too, its
+elements its fields; a pom's ``<project>`` without ``<packaging>`` shows
+the field empty.
 """
 
 from __future__ import annotations
@@ -64,16 +69,17 @@ import re
 
 from agentflow.grounding.brackets import empty_key, is_bracketed, written_empty
 from agentflow.grounding.depths import line_depths
+from agentflow.grounding.element_absence import element_absent
 from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.items import ITEM_LINE
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.token_shapes import near_shape, token_shape
+from agentflow.grounding.token_shapes import could_hold
 from agentflow.grounding.void_blocks import live_text
 
-__all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "grouped_layout", "layout_keys",
-           "layout_lines", "mentioned_apart", "nested_layout", "only_layout", "shares_layout",
-           "shown_empty_here"]
+__all__ = ["LAYOUT_MIN_KEYS", "absence_confirmed", "absence_shown", "element_absent",
+           "grouped_layout", "layout_keys", "layout_lines", "mentioned_apart", "nested_layout",
+           "only_layout", "shares_layout", "shown_empty_here"]
 
 LAYOUT_MIN_KEYS = 2
 """Keys of the examples (other than the field's own) a document must write to
@@ -109,12 +115,9 @@ def layout_lines(text: str) -> frozenset[str]:
 def _could_hold(rule: Locator, text: str) -> bool:
     """Whether ``text`` holds a token shaped like a token of the field's
     example values, or nearly (``Locator.shapes``, ``agentflow.grounding.
-    token_shapes.near_shape``: ``www.frob.example.org`` for a homepage
+    token_shapes.could_hold``: ``www.frob.example.org`` for a homepage
     ``https://x.example/``; none learned: any text could)."""
-    if not rule.shapes:
-        return bool(text.strip())
-    shapes = {s for t in text.split() if (s := token_shape(t)) is not None}
-    return any(near_shape(s, v) for s in shapes for v in rule.shapes)
+    return could_hold(rule.shapes, text)
 
 
 def only_layout(rule: Locator, source: str) -> bool:
@@ -192,7 +195,7 @@ def absence_shown(rule: Locator, source: str) -> bool:
     rule does not take (not the examples' kind of value, ``Locator.fits``; an
     end the examples do not write, ``journal = {...}`` without ``},``) shows
     nothing."""
-    if shown_empty_here(rule, source):
+    if shown_empty_here(rule, source) or element_absent(rule, source):
         return True
     if rule.label_written(source):
         return False  # a value is there, just not one the rule reads
@@ -271,7 +274,7 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     nowhere, nothing at its depth that could hold the value). (``absence_shown``,
     the looser test, still decides where the embedded model's grammar offers
     only null.)"""
-    if shown_empty_here(rule, source):
+    if shown_empty_here(rule, source) or element_absent(rule, source):
         return True
     if rule.label_written(source):
         return False
@@ -339,3 +342,4 @@ def nested_layout(rule: Locator, source: str) -> bool:
         elif key.group(1).casefold() not in keys and _could_hold(rule, key.group(2)):
             return False  # a key the examples never write, with a value like the field's
     return True
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentflow.grounding.label_forms import agreed, closing_quote, same_label
+from agentflow.grounding.label_forms import agreed, closing_quote, same_label, tag_label
 from agentflow.grounding.list_markers import marker_kind
 from agentflow.grounding.locator_places import (
     Seen,
@@ -76,7 +76,11 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
         return None
     befores = [s.before[len(s.lead):] for s in seen]
     afters = [s.after for s in seen]
-    if len(set(befores)) > 1 and same_label(befores) and (
+    if (tagged := tag_label(befores, afters)) is not None:
+        # an element's content: its start tag less a CDATA wrapper and the attributes the
+        # examples do not all write alike (``agentflow.grounding.label_forms``)
+        befores, afters = [tagged[0]] * len(befores), tagged[1]
+    elif len(set(befores)) > 1 and same_label(befores) and (
             one := agreed(befores, afters)) is not None:
         # one label spaced or delimited otherwise (``title={`` / ``title = "``): as the
         # first writes it, each value's end as its opener closes it (``agentflow.grounding.

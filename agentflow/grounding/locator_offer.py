@@ -11,7 +11,7 @@ from typing import Any
 
 from agentflow.grounding.edges import clean_edges
 from agentflow.grounding.locate import occurrences
-from agentflow.grounding.locator_absence import absence_shown
+from agentflow.grounding.locator_absence import absence_shown, element_absent
 from agentflow.grounding.locator_records import later_record_only
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.marker import CLEAN_KEY, LINE_KEY
@@ -37,7 +37,9 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     does a field whose locator's ``twins`` read other values in ``source``
     (``Locator.twins_agree``), and one whose label the document writes only
     at a nesting depth, under parent keys or in a ``---`` document no example
-    writes it at (``Locator.off_depth``: a nested key).
+    writes it at (``Locator.off_depth``: a nested key; not where the parent
+    element the examples write it under holds no such element: ``agentflow.
+    grounding.locator_absence.element_absent``, only null).
     A field whose strings are not grounded, or are whole items (unless its
     rule is an ``items`` rule, whose values are whole items), is left as is.
     ``located``: single fields whose value is already known from a larger
@@ -59,11 +61,13 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
             if replaced is not None:
                 new_props[name] = replaced
             continue
-        if not isinstance(prop, Mapping) or not rule.twins_agree(source) or rule.off_depth(
-                source):  # (twins that read otherwise: the examples cannot say which place;
-            continue  # its label only at a depth no example writes it at: a nested key)
-        values: list[Any] = (rule.blocks(source) if rule.continued and rule.many
-                             else rule.values(source))
+        absent = isinstance(prop, Mapping) and element_absent(rule, source)
+        if not isinstance(prop, Mapping) or not rule.twins_agree(source) or (rule.off_depth(
+                source) and not absent):  # (twins that read otherwise: the examples cannot
+            continue  # say which place; its label only at a depth no example writes it at:
+            # a nested key, unless its parent element does not hold it)
+        values: list[Any] = [] if absent else (
+            rule.blocks(source) if rule.continued and rule.many else rule.values(source))
         if not values and not absence_shown(rule, source):
             continue  # nothing says the field is empty here: its ordinary grounding holds
         if not rule.many:  # only values the field's own rules allow (its pattern, its line)

@@ -22,7 +22,7 @@ from agentflow.grounding.fences import in_fence
 from agentflow.grounding.groups import in_group
 from agentflow.grounding.items import own_items
 from agentflow.grounding.key_paths import in_document, marked_document, parent_chains
-from agentflow.grounding.label_forms import label_at, right_for
+from agentflow.grounding.label_forms import bare_label, label_at, right_for
 from agentflow.grounding.lines import (
     arguments_after,
     continuation,
@@ -310,8 +310,9 @@ class LocatorReading:
             rest = at is not None and bool(body[at[0]:].strip())
             alone = body.rstrip().casefold() == label.rstrip().casefold() or (
                 at is not None and not rest)
-            if body[: len(label)].casefold() == label.casefold():
-                starts = [len(line) - len(body) + len(label)]
+            longer = at is not None and rest and at[0] > len(label) and bare_label(label)
+            if body[: len(label)].casefold() == label.casefold() and not longer:
+                starts = [len(line) - len(body) + len(label)]  # (``Port = 2222``: ``at``'s)
             elif at is not None and rest:
                 starts = [len(line) - len(body) + at[0]]
                 opener = at[1]

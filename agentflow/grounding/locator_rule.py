@@ -273,6 +273,12 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             beside its number (a currency sign or code, a unit): a bare
             number (``2,400.00``) is then offered, but never pinned.
 
+        elements: for a rule reading an element's content after its start tag
+            (``<packaging>``) under ``parents``, the names of the elements
+            the examples write beside it under that parent (letter case
+            folded, a namespace prefix aside: ``agentflow.grounding.
+            locator_absence.element_absent``), or ``()``.
+
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
     document marks cancelled, superseded or struck out.
@@ -325,6 +331,7 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
     echoes: tuple[str, ...] = ()
     row: tuple[str, ...] = ()
     beside: str | None = None
+    elements: tuple[str, ...] = ()
 
     def fits(self, value: str) -> bool:
         """Whether ``value`` is the kind of value the examples show (``letter``,

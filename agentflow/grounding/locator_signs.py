@@ -11,6 +11,8 @@ documents the rules.
 
 from __future__ import annotations
 
+import re
+
 from agentflow.grounding.lines import arguments_after
 from agentflow.grounding.list_heading import key_mentioned, key_written
 from agentflow.grounding.locator_reading import LocatorReading
@@ -19,6 +21,10 @@ from agentflow.grounding.void_blocks import live_text
 
 __all__ = ["LocatorSigns"]
 
+_KEYWORD_LABEL = re.compile(r"[^\W\d][\w.-]*(?:[ \t]+[^\s:=]+)*[ \t]+\Z")
+"""A keyword label: words and blanks after them, no separator (``PermitRootLogin ``,
+``Subsystem sftp ``; not ``Port: ``, ``name = ``)."""
+
 
 class LocatorSigns(LocatorReading):
     """The signs of a document about a locator's label: a base of ``Locator``
@@ -26,6 +32,8 @@ class LocatorSigns(LocatorReading):
     ``LocatorReading``'s fields."""
 
     __slots__ = ()
+
+    spaced: bool
 
     def off_depth(self, source: str) -> bool:
         """Whether ``source`` writes the rule's label only at depths no example
@@ -120,18 +128,27 @@ class LocatorSigns(LocatorReading):
         return (self.labelled and self.writes_label(source)) or (
             self.anchored and self.mentioned(source))
 
-    def runs_on(self, source: str) -> bool:
+    def runs_on(self, source: str, *, keys: bool = True) -> bool:
         """Whether a line this single-value rule reads a value from, to the
         line's end, goes on onto a plain next line it does not read
         (``agentflow.grounding.value_clauses.runs_on``): the value read there
         may be a cut one. Not onto a line an example writes (``lines``:
         ``compress`` under ``rotate 12``), nor onto any plain line where an
-        example's value stops above one (``stops_short``). ``False`` for a
+        example's value stops above one (``stops_short``), nor (``keys``),
+        after a keyword label (``PermitRootLogin ``: no separator) whose
+        examples' values are one word each (not ``spaced``), from a one-word
+        value onto a line of the same shape (``usepam yes``). ``False`` for a
         ``paragraph`` rule (it reads such lines), lists, and values that end
         at a ``right`` text."""
         if self.many or self.right or self.paragraph or self.items or self.arg is not None:
             return False
+        keyword = keys and not self.spaced and self.labelled and _KEYWORD_LABEL.match(
+            self.left.lstrip()) is not None
         lines = self.region(live_text(source)).splitlines()
-        return any(runs_on(lines, i, self.continued, self.follows, self.lines,
-                           plain=not self.stops_short) for i, line in enumerate(lines)
-                   if any(raw.strip() for raw in self._in_line(line)))
+        for i, line in enumerate(lines):
+            raws = [raw for raw in self._in_line(line) if raw.strip()]
+            if raws and runs_on(lines, i, self.continued, self.follows, self.lines,
+                                plain=not self.stops_short, keyword=keyword and all(
+                                    len(raw.split()) == 1 for raw in raws)):
+                return True
+        return False

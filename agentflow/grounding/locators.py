@@ -42,7 +42,9 @@ says where its value is written, as literal text on the value's line:
   A value read to its line's end over a plain line in lower case is taken to
   run on (a wrapped ``Subject:``) unless an example writes that line, or an
   example's value stops above such a line (``Locator.stops_short``: ``rotate
-  7`` over ``compress``).
+  7`` over ``compress``), or the label is a keyword (no separator), every
+  example's value and the value read are one word, and the line is a word,
+  blanks and a value (``usepam yes`` under ``PermitRootLogin no``).
   Never applied to a field an example stops at the end of a line that has
   continuation lines (``Description: short`` followed by a long
   description). A value an example shows wrapping onto plain next lines
@@ -181,6 +183,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentflow.grounding.element_absence import element_names
+from agentflow.grounding.label_forms import tag_within
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
@@ -262,16 +266,17 @@ def _finished(rule: Locator, examples: Sequence[CheckedExample],
     ``layout`` (every example's keys, and the ``skeleton`` all of them write)
     and ``lines``, ``shown_empty``, ``shapes``, ``shown_below``,
     ``shown_across`` (``across``: an example's value of some field runs across
-    continuation lines), and
+    continuation lines), the ``elements`` beside its element, and
     the records they write it in (``agentflow.grounding.locator_records``)."""
     name = rule.field
     return dataclasses.replace(
         learn_records(rule, examples), layout=layout[0], skeleton=layout[1], lines=lines,
+        elements=element_names(rule, [e.text for e in examples]),
         shown_empty=any(
             not example_value(e, name) for e in examples), shapes=example_shapes(name, examples),
         shown_below=any(rule.begins_below(e.text) for e in examples) or not rule.continued,
         shown_across=across or rule.many or not rule.continued,
-        stops_short=any(dataclasses.replace(rule, lines=()).runs_on(e.text)
+        stops_short=any(dataclasses.replace(rule, lines=()).runs_on(e.text, keys=False)
                         for e in examples if example_value(e, name)),
         twins=tuple(_finished(t, examples, layout, lines, across) for t in rule.twins))
 
@@ -308,7 +313,7 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
     elif len(examples) > 1 and not all(
             _held_out(name, many, examples, i, rule.split, (rule.continued, rule.keyed),
                       rule.paragraph, rule.right, rule.right_word, rule.group, like,
-                      (rule.depth, rule.parents, rule.document))
+                      (rule.depth, rule.parents, rule.document), rule.left)
             for i in range(len(examples))):
         return None, True
     return headed(with_kind(rule, examples), examples, like), True
@@ -330,7 +335,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
               split: str | None = None, continued: tuple[bool, bool] = (False, False),
               paragraph: bool = False, right: str = "", right_word: str = "",
               group: str = "", like: Seen | None = None,
-              place: tuple[int | None, tuple[str, ...], tuple[str, ...]] = (None, (), ())) -> bool:
+              place: tuple[int | None, tuple[str, ...], tuple[str, ...]] = (None, (), ()),
+              left: str = "") -> bool:
     """Whether the rule learned without example ``i`` holds on it (true when
     the others teach no rule; ``split``: the separator of the rule learned
     from all, which others that write one item a line cannot show;
@@ -341,6 +347,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
     ``group``: likewise, the group all the examples write the field under;
     ``place``: likewise, the depth, parent keys and ``---`` document they
     write its label at (``Locator.depth``, ``parents``, ``document``);
+    ``left``: likewise, a start tag label less the attributes the examples
+    do not all write (``agentflow.grounding.label_forms.tag_label``);
     ``like``: each value placed as the rule's were, ``learn_locator``)."""
     rest = [e for j, e in enumerate(examples) if j != i]
     rule = learn_locator(name, many, rest, like)
@@ -353,6 +361,8 @@ def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
         rule = dataclasses.replace(rule, keyed=True)
     if rule is not None and rule.right == right:
         rule = dataclasses.replace(rule, right_word=right_word)
+    if rule is not None and left and rule.left != left and tag_within(left, rule.left):
+        rule = dataclasses.replace(rule, left=left)
     if rule is not None and group:
         rule = dataclasses.replace(rule, group=group)
     if rule is not None and rule.labelled and place[0] is not None:

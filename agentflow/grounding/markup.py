@@ -39,7 +39,10 @@ them (``agentflow.grounding.sibling_blocks``' ``element`` record kind).
 Its comments (``<!-- <item> ... </item> -->``) are no part of the
 document's content, as an XML parser drops them: a rule never reads an
 element written inside one (``uncommented``, ``agentflow.grounding.
-locator_reading``).
+locator_reading``). What an element holds (``element_children``: its
+child elements' names, and the text each child that holds no element
+holds) is read from its tags, whatever its lines: a child written on its
+parent's line (``<version>1</version><packaging>jar</packaging>``) is one.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ from agentflow.grounding.lines import row_finder
 from agentflow.grounding.open_containers import MAX_DEPTH, line_paths
 from agentflow.grounding.token_scans import Marks, Walks
 
-__all__ = ["element_paths", "element_spans", "is_markup", "tag_attributes", "uncommented"]
+__all__ = ["element_children", "element_paths", "element_spans", "is_markup", "tag_attributes",
+           "uncommented"]
 
 _START = re.compile(r"[ \t\ufeff]*<[?!A-Za-z_]")
 """The first line of a markup document: a tag, declaration, comment, doctype."""
@@ -291,3 +295,57 @@ def uncommented(text: str) -> str:
         return text
     return _COMMENT.sub(lambda m: re.sub(r"[^\r\n]", " ", m.group()), text)
 
+
+
+def element_children(text: str, parents: Sequence[str], depth: int
+                     ) -> list[list[tuple[str, str]]] | None:
+    """For each element of ``text`` (a markup document, ``is_markup``; its
+    comments no part of it) that is open, with the elements around it, as
+    ``depth`` elements where a child of it begins, and whose path (itself,
+    then the elements around it, nearest first, each ``<name>``) begins with
+    ``parents``: what it holds, in order: each child element's name (as
+    written) and the text the child holds where it holds no element (else
+    ``""``), and its own text between its children as ``("", text)``;
+    ``None`` where such an element is never closed (a long document's chunk
+    cut inside it: what it holds is not all there)."""
+    html = bool(_HTML.search(text[:2000]))
+    frames: list[tuple[str, bool, list[tuple[str, str]], list[str]]] = []
+    # (name, matched, children, own text) of each open element, outermost first
+    out: list[list[tuple[str, str]]] = []
+    path: list[str] = []
+
+    def close(n: int) -> None:  # the innermost ``n`` open elements end
+        for _ in range(n):
+            name, matched, children, own = frames.pop()
+            path.pop()
+            held = "".join(own)
+            if matched:
+                out.append([*children, ("", held)])
+            if frames:
+                frames[-1][2].append((name, "" if any(c for c, _ in children) else held))
+
+    at = 0
+    for token in _tokens(text):
+        if frames:
+            frames[-1][3].append(text[at:token.start()])
+        at = token.end()
+        name = token.group("name")
+        if name is None:
+            if frames and token.group().startswith("<![CDATA["):
+                frames[-1][3].append(token.group()[9:-3])
+            continue
+        if token.group("close"):
+            if name in path:
+                close(path[::-1].index(name) + 1)
+            continue
+        if _empty(token) or (html and name.casefold() in _VOID):
+            if frames:
+                frames[-1][2].append((name, ""))
+            continue
+        chain = (f"<{name}>", *(f"<{n}>" for n in reversed(path)))
+        frames.append((name, len(chain) == depth and chain[:len(parents)] == tuple(parents),
+                       [], []))
+        path.append(name)
+    if any(matched for _, matched, _, _ in frames):
+        return None
+    return out

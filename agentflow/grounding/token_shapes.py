@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from agentflow.grounding.folding import fold_text
 from agentflow.grounding.quotes import QUOTES
 
-__all__ = ["near_shape", "same_kinds", "token_shape", "value_shapes"]
+__all__ = ["could_hold", "near_shape", "same_kinds", "token_shape", "value_shapes"]
 
 _EDGE = "()[]{}<>,.;:!?\"'`*_"
 _KINDS = frozenset("a0")
@@ -120,3 +120,14 @@ def near_shape(shape: str, value: str) -> bool:
     spaced = (_JOINERS if "a" in shared else frozenset()) | (
         _SEPARATORS if "0" in shared else frozenset())
     return (marks or value_marks) <= spaced
+
+
+def could_hold(shapes: Iterable[str], text: str) -> bool:
+    """Whether ``text`` holds a token shaped like one of ``shapes`` (a field's
+    example values' tokens), or nearly (``near_shape``); with no ``shapes``
+    learned, any text that is not blank could."""
+    wanted = tuple(shapes)
+    if not wanted:
+        return bool(text.strip())
+    found = {s for t in text.split() if (s := token_shape(t)) is not None}
+    return any(near_shape(s, v) for s in found for v in wanted)

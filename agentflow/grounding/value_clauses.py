@@ -53,7 +53,14 @@ capital or a digit (``Based in Boston MA.``) reads as text of its own, and so
 does a line an example writes as it is (``compress`` under ``rotate 12``: a
 bare option line of logrotate, my.cnf's ``skip-name-resolve``), or any plain
 line where the examples show the value stopping above one (``Locator.
-stops_short``: ``rotate 7`` over ``compress``). And a label written alone on
+stops_short``: ``rotate 7`` over ``compress``), or, after a keyword label
+(``PermitRootLogin ``, no separator) whose examples' values are one word
+each, a line of the label line's shape under a one-word value: a word,
+blanks and a value (``usepam yes`` under ``PermitRootLogin no``: sshd reads
+keywords in any case; redis.conf, resolv.conf, ntp.conf write every key in
+lower case). A value of several words, or one the examples show so, still
+runs on there (``Subject Laptop will not boot after`` / ``the BIOS update``).
+And a label written alone on
 its line shows the field empty only where the next line that is not blank
 cannot hold the value (``value_below``): it begins with a key, or is a line
 an example writes as it is (a heading); a form or a PDF's text layer writes
@@ -132,9 +139,14 @@ def _unopened_closer(text: str) -> bool:
         text.count(closer) > text.count(opener))
 
 
+_WORD_VALUE = re.compile(r"[ \t]*[^\W\d][\w.-]*[ \t]+\S")
+"""A line of a keyword format: a word, blanks and a value (``usepam yes``)."""
+
+
 def runs_on(lines: list[str], i: int, continued: bool,
             follows: Callable[[list[str], int], list[str]] = continuation,
-            example_lines: tuple[str, ...] = (), plain: bool = True) -> bool:
+            example_lines: tuple[str, ...] = (), plain: bool = True,
+            keyword: bool = False) -> bool:
     """Whether the value on line ``i`` of ``lines`` (with its continuation
     lines, when ``continued``: those ``follows`` gives) goes on onto a plain
     next line, or its last line ends in a line join (``joins``; see the
@@ -142,11 +154,16 @@ def runs_on(lines: list[str], i: int, continued: bool,
     (the examples' lines that begin with no key, whitespace and letter case
     folded: ``compress`` under ``rotate 7``) is a line of the layout, not
     the value's rest; under ``plain=False`` (the examples show values
-    stopping above such lines) only a line join runs on."""
+    stopping above such lines) only a line join runs on. Under ``keyword``
+    (the value on line ``i`` is one word after a keyword label, as every
+    example's is: ``PermitRootLogin no``), a next line of that shape, a word,
+    blanks and a value (``usepam yes``), is the format's next key line."""
     last = i + (len(follows(lines, i)) if continued else 0)
     if joins(lines[last]) and last + 1 < len(lines):
         return True  # a line join: the next line is this one's rest
     after = paragraph_continuation(lines, last) if plain else []
+    if keyword and last == i and after and _WORD_VALUE.match(after[0]):
+        return False  # ``usepam yes`` under ``PermitRootLogin no``: a key line
     return bool(after) and after[0].lstrip()[:1].islower() and (
         " ".join(after[0].split()).casefold() not in example_lines)
 

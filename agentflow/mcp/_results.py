@@ -128,7 +128,8 @@ def read_result(raw: Any) -> MCPToolResult:
     if not text:
         text = ("the tool reported an error and gave no message" if is_error
                 else "(the tool returned no content)")
-    is_json = len(parts) == 1 and structured is not None and not isinstance(value, str)
+    is_json = (len(parts) == 1 and structured is not None and not is_error
+               and not isinstance(value, str))  # (an error's text is its message)
     return MCPToolResult(text, is_error, structured, tuple(images), raw, is_json,
                          value if is_json else None)
 

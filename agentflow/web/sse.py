@@ -178,9 +178,7 @@ class EventStreamResponse(Response):
         except _ClientGone:
             raise
         except Exception as exc:
-            if not self._started and isinstance(exc, UsageError):
-                self.error, self.outcome = exc, "failed"
-                await self._refuse(self._send, exc)
+            if isinstance(exc, UsageError) and await self._refused(exc):
                 return
             await self._fail(exc)
         except asyncio.CancelledError as exc:  # the call's cancellation, or code's own?
@@ -258,12 +256,22 @@ class EventStreamResponse(Response):
                 scope.cancel()
                 return
 
-    async def _refuse(self, send: Send, error: UsageError) -> None:
-        body = orjson.dumps({"error": error_to_dict(error)["error"]})
-        await send({"type": "http.response.start", "status": 400,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body, "more_body": False})
+    async def _refused(self, error: UsageError) -> bool:
+        """Whether ``error`` was answered as a ``400`` (the response had not
+        begun): under the lock the pinger writes under, so a ping whose write
+        is under way (its ``200`` sent) makes it the stream's error frame,
+        never a second response start."""
+        async with self._lock:
+            if self._started:
+                return False
+            self._started = True
+            self.error, self.outcome = error, "failed"
+            body = orjson.dumps({"error": error_to_dict(error)["error"]})
+            await self._send({"type": "http.response.start", "status": 400,
+                              "headers": [(b"content-type", b"application/json"),
+                                          (b"content-length", str(len(body)).encode())]})
+            await self._send({"type": "http.response.body", "body": body, "more_body": False})
+        return True
 
 
 def sse_response(
