@@ -181,7 +181,7 @@ async def call_events(
                     if ex.pending_events:
                         for event in drain(ex):
                             yield event
-                    builder = ReplyBuilder()
+                    builder = ReplyBuilder(ex.model.model_name)
                     # nobody reads the chunks: the model folds its whole reply, where its
                     # class can (never a wrapper's forwarded attribute: its own stream decides)
                     whole = None if chunk_hooks or deltas else getattr(type(ex.model),

@@ -15,7 +15,9 @@ from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow._secrets import mask_secrets
 from agentflow.content import check_inputs
+from agentflow.errors import InvalidChunkError
 from agentflow.messages import (
     ANSWER_FROM_REASONING,
     CLOSED_TOOL_CALLS,
@@ -54,7 +56,9 @@ class ModelResponse:
 
 class ReplyBuilder:
     """Folds a stream of ``ModelChunk``s into an assistant ``Msg``, the finish
-    reason and the usage. Used by the agent loop and by ``generate``."""
+    reason and the usage. Used by the agent loop and by ``generate``;
+    ``model``: the ``model_name`` of the model whose chunks it folds (named
+    by ``InvalidChunkError``)."""
 
     __slots__ = (
         "_finished",
@@ -64,13 +68,15 @@ class ReplyBuilder:
         "_thinking",
         "_thinking_data",
         "finish_reason",
+        "model",
         "response_id",
         "response_model",
         "tools",
         "usage",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, model: str = "") -> None:
+        self.model = model
         self._text: list[str] = []
         self._thinking: list[str] = []
         self._signature: str | None = None
@@ -86,7 +92,13 @@ class ReplyBuilder:
 
     def add(self, chunk: ModelChunk) -> None:
         """Fold one chunk in (dispatched on its ``type`` tag: no ``isinstance``
-        chain per chunk)."""
+        chain per chunk).
+
+        Raises:
+            InvalidChunkError: ``chunk`` is not a ``ModelChunk`` (no known ``type``).
+        """
+        if not hasattr(chunk, "type"):  # a str, a dict, None...
+            raise _invalid_chunk(self.model, chunk)
         if chunk.type == "text":
             self._text.append(chunk.text)
             if chunk.logprobs:
@@ -107,6 +119,8 @@ class ReplyBuilder:
             self.finish_reason = chunk.reason
             self.response_model = chunk.response_model or self.response_model
             self.response_id = chunk.response_id or self.response_id
+        else:
+            raise _invalid_chunk(self.model, chunk)
 
     def add_text(self, text: str, logprobs: Sequence[TokenLogprob] = ()) -> None:
         """Fold in a piece of text as ``add(TextDelta(text, logprobs=logprobs))``
@@ -178,6 +192,19 @@ class ReplyBuilder:
         return Msg("assistant", blocks)
 
 
+def _invalid_chunk(model: str, chunk: object) -> InvalidChunkError:
+    """The error of a model that gave ``chunk``, which is no ``ModelChunk``."""
+    shown = mask_secrets(repr(chunk))
+    if len(shown) > 120:
+        shown = shown[:100] + "..." + shown[-15:]
+    yielded = f"{shown} (a {type(chunk).__module__}.{type(chunk).__qualname__})" if type(
+        chunk).__module__ != "builtins" else f"{shown} (a {type(chunk).__name__})"
+    return InvalidChunkError(
+        f"the model {model or '(unnamed)'!r} gave {yielded}, not a ModelChunk: a ChatModel's "
+        "stream() yields (and its whole_reply adds) only agentflow.model chunks (TextDelta, "
+        "ThinkingDelta, ToolCallDelta, UsageChunk, FinishChunk)", model=model, yielded=yielded)
+
+
 async def fold_stream(chunks: AsyncIterator[ModelChunk], reply: ReplyBuilder) -> None:
     """Fold every chunk of ``chunks`` (a ``ChatModel.stream``) into ``reply``;
     ``chunks`` is closed however this ends (a model's ``whole_reply`` that
@@ -205,7 +232,7 @@ async def generate(
         ProviderError: as ``model.stream`` does.
     """
     check_inputs(messages, model.profile, model.model_name)
-    builder = ReplyBuilder()
+    builder = ReplyBuilder(model.model_name)
     async for chunk in model.stream(messages, tools, options or GenerateOptions()):
         builder.add(chunk)
     usage = builder.usage

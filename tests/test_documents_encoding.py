@@ -12,6 +12,7 @@ import pytest
 from agentflow import DocumentEncodingError
 from agentflow.documents import html_to_text, load_document
 from agentflow.documents.encoding import codec_for_label, decode_bytes, decode_text
+from agentflow.documents.encoding_labels import LABELS, REPLACEMENT_LABELS
 from agentflow.documents.inputs import iter_documents
 
 RUSSIAN = "Привет, мир. Съешь же ещё этих мягких французских булок, да выпей чаю."
@@ -43,6 +44,43 @@ def test_an_unknown_or_lying_meta_charset_never_gives_mojibake(
         text = html_to_text(page, name="page.html")
     assert text == RUSSIAN
     assert "page.html" in caplog.text  # overruled or detected: said, with the file named
+
+
+@pytest.mark.parametrize("label", [
+    "utf-7", "UTF7", "unicode_escape", "raw_unicode_escape", "cp037", "utf-32", "idna",
+    "latin-1", "utf_8",                                   # Python's aliases: no WHATWG label
+    *sorted(REPLACEMENT_LABELS),                          # the replacement encoding's
+])
+def test_a_label_the_encoding_standard_does_not_list_names_no_encoding(label: str) -> None:
+    assert codec_for_label(label) is None
+
+
+def test_every_label_of_the_standard_names_a_python_codec() -> None:
+    assert len(LABELS) + len(REPLACEMENT_LABELS) == 228  # encodings.json's labels
+    assert {LABELS[k] for k in ("x-user-defined", "koi8-ru", "unicodefffe", "logical")} == {
+        "cp1252", "koi8-u", "utf-8", "iso8859-8"}
+
+
+@pytest.mark.parametrize(("page", "text"), [
+    # UTF-7 is no encoding to a browser: the markup it hides stays text, never a script
+    (b'<meta charset="utf-7"><p>Total +ADw-script+AD4-alert(1)+ADw-/script+AD4- 5</p>',
+     "Total +ADw-script+AD4-alert(1)+ADw-/script+AD4- 5"),
+    (b'<meta http-equiv="Content-Type" content="text/html; charset=UTF-7">'
+     b"<p>+ADw-b+AD4-x+ADw-/b+AD4-</p>", "+ADw-b+AD4-x+ADw-/b+AD4-"),
+    (b'<meta charset="unicode_escape"><p>a \\x3cscript\\x3eb\\x3c/script\\x3e</p>',
+     "a \\x3cscript\\x3eb\\x3c/script\\x3e"),
+    (b'<meta charset="iso-2022-kr"><p>plain</p>', "plain"),
+    # an unknown label is passed over for a later <meta>'s, as the prescan does
+    (b'<meta charset="utf-7"><meta charset="koi8-r">' + BODY.encode("koi8-r"),
+     RUSSIAN),
+])
+def test_a_page_declaring_an_encoding_the_standard_lacks_is_read_as_undeclared(
+        page: bytes, text: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="agentflow.documents"):
+        assert html_to_text(page, name="page.html") == text
+    # said, with the file named (unless a later <meta> named a known encoding)
+    assert ("unknown_declared_encoding" in caplog.text) is (text != RUSSIAN)
+    assert text == RUSSIAN or "page.html" in caplog.text
 
 
 def test_a_truthful_declaration_is_followed() -> None:

@@ -196,3 +196,31 @@ def test_a_utf16_line_too_long_or_broken_fails_alone(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes() + b"\x00")  # an odd byte: cut in the middle of a unit
     with pytest.raises(Unusable, match="not valid UTF-16"):
         list(jsonl_records(path, "text", "id"))
+
+
+def test_a_line_number_id_colliding_with_a_real_id_names_the_id_and_both_lines(
+        tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"id": 2, "text": "a"}\n{"text": "b"}\n{"id": "x", "text": "c"}\n'
+                    '{"id": "x", "text": "d"}\n')
+    got = list(jsonl_records(path, "text", "id"))
+    assert got[0] == (f"{path}#2", "a")
+    problem = got[1][1]
+    assert isinstance(problem, Unusable) and got[1][0] == f"{path}:2"
+    assert str(problem).startswith(f"{path}:2: id 2 (the line's number: it has no 'id' field) "
+                                   "already used on line 1")
+    assert "None" not in str(problem)
+    assert f'{path}:4: id "x" already used on line 3' in str(got[3][1])
+
+
+@pytest.mark.parametrize(("value", "kind"), [('{"a": 1}', "object"), ("[1]", "array"),
+                                             ("true", "boolean")])
+def test_an_id_neither_string_nor_number_is_a_failed_line_naming_its_type(
+        tmp_path: Path, value: str, kind: str) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(f'{{"id": {value}, "text": "a"}}\n{{"id": 1.5, "text": "b"}}\n')
+    (bad_id, problem), second = jsonl_records(path, "text", "id")
+    assert bad_id == f"{path}:1" and isinstance(problem, Unusable)
+    assert problem.problem_type == "InvalidInputLineError"
+    assert f"field 'id' is a JSON {kind}, not a string or number" in str(problem)
+    assert second == (f"{path}#1.5", "b")

@@ -8,6 +8,7 @@ import contextlib
 import gzip
 import hashlib
 import io
+import multiprocessing
 import subprocess
 import sys
 from pathlib import Path
@@ -109,9 +110,40 @@ def _read(specs: list[str], **options: object) -> list[Document]:
 def test_standard_input_is_read_in_the_pool_with_its_id_as_before(
         monkeypatch: pytest.MonkeyPatch) -> None:
     _stdin(monkeypatch, "Ann: a person, café".encode())
-    [doc] = _read(["-"])
+    [doc] = _read(["-"], inline_bytes=0)  # (a small text is read inline: see below)
     digest = hashlib.sha1("Ann: a person, café".encode()).hexdigest()[:12]
     assert (doc.id, doc.text, doc.problem) == (f"-#{digest}", "Ann: a person, café", None)
+
+
+def _read_watching_workers(specs: list[str], **options: object
+                           ) -> tuple[list[Document], set[object]]:
+    """``_read``'s documents, and the worker processes alive as each arrived."""
+    async def read() -> tuple[list[Document], set[object]]:
+        before = set(multiprocessing.active_children())
+        started: set[object] = set()
+        got = []
+        async with contextlib.aclosing(read_ahead(specs, workers=1, **options)) as docs:
+            async for doc in docs:  # the pool's workers live until the reading ends
+                started |= set(multiprocessing.active_children()) - before
+                got.append(doc)
+        return got, started
+
+    return anyio.run(read)
+
+
+@pytest.mark.parametrize("raw", [b"", b"\n", "Ann: a person, caf\u00e9".encode()])
+def test_small_standard_input_starts_no_worker_and_reads_as_the_pool_does(
+        monkeypatch: pytest.MonkeyPatch, raw: bytes) -> None:
+    """An empty document piped in was flagged seconds after the same empty
+    file: standard input always went to the pool, whose worker process
+    (forkserver) is slow to start on a busy machine."""
+    _stdin(monkeypatch, raw)
+    [doc], started = _read_watching_workers(["-"])
+    assert not started
+    _stdin(monkeypatch, raw)
+    [in_pool], started = _read_watching_workers(["-"], inline_bytes=0)
+    assert started  # (the watch sees a worker where one runs)
+    assert doc == in_pool and doc.id == f"-#{hashlib.sha1(raw).hexdigest()[:12]}"
 
 
 def test_standard_input_past_a_budget_limit_is_a_failed_document_naming_it(

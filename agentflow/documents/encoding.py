@@ -28,14 +28,17 @@ none of these                          ``DocumentEncodingError`` naming the file
                                        the encodings tried and the first bad byte
 =====================================  ==============================================
 
-Labels are read as the WHATWG Encoding Standard says
-(https://encoding.spec.whatwg.org/#names-and-labels): ``iso-8859-1``,
-``latin1`` and ``ascii`` mean windows-1252, ``gb2312`` means GBK,
-``shift_jis`` means windows-31J, ``euc-kr`` means windows-949, ``tis-620``
-means windows-874; a page declaring UTF-16 in its ``<meta>`` is read as UTF-8
-(the HTML Standard's rule: a ``<meta>`` that could be read was not UTF-16).
-Other labels go to Python's codec registry; a codec that is not a text
-encoding (``base64``, ``rot13``...) is an unknown label.
+Labels are read as the WHATWG Encoding Standard lists them
+(https://encoding.spec.whatwg.org/#names-and-labels; the table is
+``agentflow.documents.encoding_labels``): ``iso-8859-1``, ``latin1`` and
+``ascii`` mean windows-1252, ``gb2312`` means GBK, ``shift_jis`` means
+windows-31J, ``euc-kr`` means windows-949, ``tis-620`` means windows-874; a
+page declaring UTF-16 in its ``<meta>`` is read as UTF-8 (the HTML Standard's
+rule: a ``<meta>`` that could be read was not UTF-16). A label the Standard
+does not list is unknown, whatever Python's codec registry answers to it
+(``utf-7``, ``unicode_escape``, ``cp037``: codecs no browser reads a page
+with, some hiding markup in plain ASCII, ``+ADw-script+AD4-``), and so is one
+of its *replacement* encoding (``iso-2022-kr``, ``hz-gb-2312``...).
 
 ``decode_text`` adds the binary check for files of unknown kind: NUL bytes
 (without a BOM), more than ``MAX_CONTROL_SHARE`` control characters, or bytes
@@ -45,11 +48,11 @@ text with a few undecodable bytes is a ``DocumentEncodingError``, not binary.
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
 from typing import Literal
 
 from agentflow._logging import get_logger
+from agentflow.documents.encoding_labels import LABELS
 from agentflow.errors import DocumentEncodingError
 
 __all__ = ["MAX_CONTROL_SHARE", "Decoded", "EncodingSource", "codec_for_label", "decode_bytes",
@@ -67,25 +70,6 @@ EncodingSource = Literal["bom", "declared", "utf-8", "detected"]
 """Which row of the module's table decided the encoding."""
 
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
-
-_WHATWG = {
-    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "iso_8859-1": "cp1252", "latin1": "cp1252",
-    "l1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252", "iso-ir-100": "cp1252",
-    "windows-1252": "cp1252", "x-cp1252": "cp1252", "cp819": "cp1252", "ibm819": "cp1252",
-    "iso-8859-9": "cp1254", "latin5": "cp1254", "l5": "cp1254", "iso8859-9": "cp1254",
-    "iso-8859-11": "cp874", "tis-620": "cp874", "windows-874": "cp874",
-    "gb2312": "gbk", "gb_2312": "gbk", "gb_2312-80": "gbk", "chinese": "gbk", "x-gbk": "gbk",
-    "csgb2312": "gbk", "iso-ir-58": "gbk",
-    "shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "ms_kanji": "cp932",
-    "x-sjis": "cp932", "windows-31j": "cp932", "csshiftjis": "cp932",
-    "euc-kr": "cp949", "ks_c_5601-1987": "cp949", "ks_c_5601-1989": "cp949",
-    "korean": "cp949", "windows-949": "cp949", "ksc5601": "cp949",
-    "big5": "big5hkscs", "big5-hkscs": "big5hkscs", "x-x-big5": "big5hkscs",
-    "utf-16": "utf-8", "utf-16le": "utf-8", "utf-16be": "utf-8", "unicode": "utf-8",
-}
-"""Labels whose meaning the WHATWG Encoding Standard fixes differently from
-Python's codec of the same name (or, for UTF-16 in a ``<meta>``, the HTML
-Standard's prescan rule)."""
 
 _NEVER_GUESSED = ["utf_16", "utf_16_be", "utf_16_le", "utf_32", "utf_32_be", "utf_32_le",
                   "utf_7"]
@@ -128,18 +112,9 @@ class Decoded:
 
 def codec_for_label(label: str) -> str | None:
     """Python's codec for the encoding label ``label`` (as a ``<meta charset>``
-    gives it; WHATWG meanings first, see the module docstring), or ``None`` for
-    a label no text encoding answers to."""
-    key = label.strip().strip("\"'").lower()
-    if not key:
-        return None
-    if key in _WHATWG:
-        return _WHATWG[key]
-    try:
-        info = codecs.lookup(key)
-    except LookupError:
-        return None
-    return info.name if getattr(info, "_is_text_encoding", True) else None
+    gives it; read as the WHATWG Encoding Standard lists it, see the module
+    docstring), or ``None`` for a label that names no encoding there."""
+    return LABELS.get(label.strip().strip("\"'").lower())
 
 
 def _label(name: str) -> str:

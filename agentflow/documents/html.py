@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from agentflow.documents.attributes import check_html_attributes
-from agentflow.documents.encoding import decode_bytes
+from agentflow.documents.encoding import codec_for_label, decode_bytes
 from agentflow.documents.nesting import check_html_depth
 from agentflow.errors import DocumentError
 
@@ -231,18 +231,23 @@ _CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([^\"';\s]+)", re.I)
 def _declared_charset(raw: bytes, parser: Any) -> str | None:
     """The encoding label a ``<meta charset>`` or ``<meta http-equiv="Content-Type"
     content="...; charset=...">`` in the first 1024 bytes declares (read by the
-    parser on the bytes as Latin-1, which keeps ASCII markup intact), or ``None``."""
+    parser on the bytes as Latin-1, which keeps ASCII markup intact), or ``None``.
+    As the Standard's prescan, a label that names no encoding
+    (``codec_for_label``: ``utf-7``...) is passed over for a later ``<meta>``'s;
+    with none known, the first label is given (for the reader to log it)."""
     head = parser(raw[:1024].decode("latin-1"), scripting=True)
+    first: str | None = None
     for meta in head.css("meta"):
         attrs = meta.attributes
-        charset = attrs.get("charset")
-        if charset:
-            return str(charset)
-        if str(attrs.get("http-equiv") or "").lower() == "content-type":
+        label = str(attrs.get("charset") or "") or None
+        if label is None and str(attrs.get("http-equiv") or "").lower() == "content-type":
             found = _CHARSET.search(str(attrs.get("content") or ""))
-            if found:
-                return found.group(1)
-    return None
+            label = found.group(1) if found else None
+        if label is not None:
+            if codec_for_label(label) is not None:
+                return label
+            first = first or label
+    return first
 
 
 def _markup(html: str | bytes) -> str:

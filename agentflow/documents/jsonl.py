@@ -5,10 +5,12 @@ line at a time, so memory holds one line however long the file.
         ...   # got: the record's text, or the Unusable that says why the line is not a document
 
 A line is a document when it is a JSON object with a string ``text_field``;
-its id is ``FILE#<id_field>`` (``FILE#<line>`` without one). Every other
-line is one failed document with the id ``FILE:LINE``, and the lines after
-it are read on: a line that is not JSON, not an object, lacks the text field
-or repeats an id (``InvalidInputLineError``), a line longer than
+its id is ``FILE#<id_field>`` (``FILE#<line>`` without one, or with ``null``).
+Every other line is one failed document with the id ``FILE:LINE``, and the
+lines after it are read on: a line that is not JSON, not an object, lacks the
+text field, has an id that is not a string or number, or repeats an id (a
+missing id's line number counts: the message names the id and both lines)
+(``InvalidInputLineError``), a line longer than
 ``MAX_LINE_BYTES`` (skipped without being held whole), a line whose bytes are
 binary or decode in no encoding (``agentflow.documents.encoding``: UTF-8,
 else what ``charset-normalizer`` detects, each strict). A file that starts
@@ -56,6 +58,9 @@ the file (a ``.gz`` can inflate one line to terabytes)."""
 
 _SKIP_CHUNK = 1 << 20
 """Bytes read at a time while skipping the rest of a line that is too long."""
+
+_JSON_TYPES = {dict: "object", list: "array", bool: "boolean"}
+"""The JSON names of the types an id cannot be."""
 
 _BAD_LINE = ("the JSONL line is not a record with the text field; fix the line and run "
              "again (the other lines were read)")
@@ -110,13 +115,23 @@ def _record(path: Path, number: int, line: str, text_field: str, id_field: str,
         return bad, _bad_line(path, number, f"no string field {text_field!r} (fields: "
                                             f"{', '.join(map(str, list(record)[:10])) or 'none'})")
     rid = record.get(id_field)
-    doc_id = f"{path}#{rid if rid is not None else number}"
-    # the integer the id's text is (a run of them is kept without a database statement)
-    n = number if rid is None else rid if type(rid) is int else integer_id(rid) if type(
-        rid) is str else None
+    n: int | None  # the integer the id's text is, if any
+    if rid is None:  # no id (or null): the line number is the id
+        key, n = str(number), number
+    elif type(rid) is str:
+        key, n = rid, integer_id(rid)  # a run of integers needs no database statement
+    elif type(rid) is int or type(rid) is float:
+        key, n = str(rid), rid if type(rid) is int else None
+    else:  # an object, array or boolean has no one text an id could be
+        return bad, _bad_line(path, number, f"field {id_field!r} is a JSON "
+                                            f"{_JSON_TYPES.get(type(rid), 'value')}, not a "
+                                            "string or number (ids are strings or numbers)")
+    doc_id = f"{path}#{key}"
     first = seen.setdefault(doc_id, n, number)
     if first is not MISSING:  # ids key the results: a repeat would lose one document
-        return bad, _bad_line(path, number, f"id {rid!r} already used on line {first}; ids "
+        shown = orjson.dumps(rid).decode() if rid is not None else (
+            f"{number} (the line's number: it has no {id_field!r} field)")
+        return bad, _bad_line(path, number, f"id {shown} already used on line {first}; ids "
                                             "must be unique within a file")
     return doc_id, record[text_field]
 

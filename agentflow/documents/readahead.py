@@ -22,7 +22,9 @@ ones after it (up to ``ahead`` of them, read meanwhile).
   the limit) and every other input carries on.
 * A small plain-text file, which cannot come near the budget, is read in
   the listing thread instead (``agentflow.documents.small``: a round trip to
-  the pool costs more than the read).
+  the pool costs more than the read), and so is small (or empty) plain text
+  on standard input once spooled (starting a worker process for it took
+  seconds on a busy machine).
 * JSONL lines (streamed a batch at a time, each line capped by
   ``agentflow.documents.jsonl``, each record's text within the budget's
   ``chars``) are read in a thread.
@@ -59,7 +61,12 @@ from agentflow.documents.inputs import Document, Source, iter_sources, read_sour
 from agentflow.documents.reader_pool import BudgetedReader as BudgetedReader  # re-exported
 from agentflow.documents.reader_pool import PdfDelivery, ReaderPool, spool_stdin
 from agentflow.documents.reader_pool import read_in_worker as read_in_worker  # re-exported
-from agentflow.documents.small import INLINE_BYTES, inline_fits, read_small
+from agentflow.documents.small import (
+    INLINE_BYTES,
+    inline_fits,
+    read_small,
+    read_small_stdin,
+)
 
 __all__ = ["BudgetedReader", "PdfDelivery", "read_ahead", "read_in_worker"]
 
@@ -185,7 +192,9 @@ async def read_ahead(
                 pending.docs.append(spooled)
                 return
             try:
-                pending.docs.append(await _in_pool(str(spooled), stdin=True))
+                small = await anyio.to_thread.run_sync(
+                    read_small_stdin, spooled, fmt, inline) if inline else None
+                pending.docs.append(small or await _in_pool(str(spooled), stdin=True))
             finally:
                 spooled.unlink(missing_ok=True)
         finally:

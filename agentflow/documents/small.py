@@ -12,6 +12,8 @@ So a regular file of at most ``INLINE_BYTES`` bytes, not ``.gz`` (a small
 (not PDF or HTML, whose parsers are the costly part), is read where the
 caller is, when the budget leaves room for it (``inline_fits``). Anything
 else, and a file that grew past the size since it was listed, goes to the pool.
+Standard input, once spooled to a file, is read by the same rule
+(``read_small_stdin``): a short or empty text piped in starts no worker.
 
 Measured in ``benchmarks/bench_small_files.py``.
 """
@@ -19,13 +21,14 @@ Measured in ``benchmarks/bench_small_files.py``.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from agentflow.documents.budget import WorkBudget
 from agentflow.documents.inputs import Document, Source, document_of, failed_document
 from agentflow.documents.kinds import sniff_kind
 from agentflow.documents.reading import Unusable, open_input
 
-__all__ = ["INLINE_BYTES", "inline_fits", "read_small"]
+__all__ = ["INLINE_BYTES", "inline_fits", "read_small", "read_small_stdin"]
 
 INLINE_BYTES = 256 * 1024
 """Largest plain-text file read without the worker pool, in bytes."""
@@ -53,6 +56,22 @@ def read_small(source: Source, fmt: str, limit: int = INLINE_BYTES) -> Document 
     if (source.jsonl or fmt not in ("auto", "text") or str(path) == "-"
             or path.suffix == ".gz"):
         return None
+    return _read(path, fmt, limit, path)
+
+
+def read_small_stdin(spooled: Path, fmt: str, limit: int = INLINE_BYTES) -> Document | None:
+    """As ``read_small``, for standard input spooled to the file ``spooled``
+    (``agentflow.documents.reader_pool.spool_stdin``), named ``-`` as the
+    pool's read names it: a small text (an empty one too) needs no worker
+    process started for it."""
+    if fmt not in ("auto", "text"):
+        return None
+    return _read(spooled, fmt, limit, Path("-"))
+
+
+def _read(path: Path, fmt: str, limit: int, name: Path) -> Document | None:
+    """The document of the small plain-text file ``path``, named ``name``;
+    ``None``: it is not one."""
     try:
         with open_input(path, unzip=False) as f:
             if os.fstat(f.fileno()).st_size > limit:
@@ -63,10 +82,10 @@ def read_small(source: Source, fmt: str, limit: int = INLINE_BYTES) -> Document 
     if len(raw) > limit:
         return None
     try:
-        if fmt == "auto" and sniff_kind(raw[:1024], str(path)) != "text":
+        if fmt == "auto" and sniff_kind(raw[:1024], str(name)) != "text":
             return None
-        return document_of(raw, path, "text")
+        return document_of(raw, name, "text")
     except Unusable as exc:  # binary
-        return failed_document(exc, str(path))
+        return failed_document(exc, str(name))
     except Exception:  # untrusted bytes met a reader's bug: the pool's read fails this file alone
         return None

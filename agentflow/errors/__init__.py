@@ -16,6 +16,7 @@ The tree::
     │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
     │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
+    │   │   └── InvalidChunkError         a model's stream gave a non-chunk (.model, .yielded)
     │   ├── ModelClosedError              a model used after its aclose() (.model)
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
     │   ├── InvalidRecordError            an extraction record / results file that cannot be read
@@ -164,6 +165,7 @@ from agentflow.errors._usage import (
     AlreadyDecidedError,
     BatchUnavailableError,
     DuplicateInputIdError,
+    InvalidChunkError,
     InvalidExampleError,
     InvalidInputError,
     InvalidModelError,
@@ -200,6 +202,7 @@ __all__ = [
     "EncryptedDocumentError",
     "GrammarEngineError",
     "GroundingError",
+    "InvalidChunkError",
     "InvalidExampleError",
     "InvalidInputError",
     "InvalidInputLineError",

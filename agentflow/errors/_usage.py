@@ -11,6 +11,7 @@ __all__ = [
     "AlreadyDecidedError",
     "BatchUnavailableError",
     "DuplicateInputIdError",
+    "InvalidChunkError",
     "InvalidExampleError",
     "InvalidInputError",
     "InvalidModelError",
@@ -95,6 +96,23 @@ class UnsupportedInputError(InvalidInputError):
 class InvalidModelError(UsageError, TypeError):
     """The model given to an agent is neither a ``ChatModel`` nor a known
     ``"vendor:model"`` string."""
+
+
+class InvalidChunkError(InvalidModelError):
+    """A ``ChatModel``'s ``stream`` (or its ``whole_reply``, through
+    ``ReplyBuilder.add``) gave something that is not a ``ModelChunk`` (a str, a
+    dict, ``None``...): a model written against the protocol wrongly, so every
+    request would meet it.
+
+    Attributes:
+        model: the model's ``model_name`` (``""``: not known).
+        yielded: what it gave, as a short ``repr`` with its type.
+    """
+
+    def __init__(self, message: str, *, model: str, yielded: str) -> None:
+        super().__init__(message)
+        self.model = model
+        self.yielded = yielded
 
 
 class ModelClosedError(UsageError, RuntimeError):
