@@ -1,9 +1,10 @@
 """The rate governor's machinery (``agentflow.ratelimit`` is its public face
-and explains how admission works): the queue of waiters, ``RateLease`` and
-``RateGovernor``, and the process share a new governor starts with
-(``set_default_share``). Request priority (``priority``) and the token
-bucket (``bucket``) are modules of their own; this one re-exports
-``Priority``, ``request_priority``, ``current_priority`` and ``WINDOW_S``.
+and explains how admission works): ``RateGovernor`` and its queue of
+waiters, and the process share a new governor starts with
+(``set_default_share``). Request priority (``priority``), the token bucket
+(``bucket``) and the lease a request holds with its queue entry (``lease``)
+are modules of their own; this one re-exports ``Priority``,
+``request_priority``, ``current_priority``, ``RateLease`` and ``WINDOW_S``.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from agentflow.ratelimit.bucket import WINDOW_S, Bucket
 from agentflow.ratelimit.corrections import corrected_bucket
 from agentflow.ratelimit.formats import RateLimitSnapshot
+from agentflow.ratelimit.lease import RateLease, _Waiter
 from agentflow.ratelimit.priority import (
     PRIORITY,
     RANK,
@@ -51,61 +52,6 @@ def set_default_share(share: float) -> None:
     governors that exist)."""
     global _default_share
     _default_share = share
-
-
-@dataclass(eq=False, slots=True)
-class _Waiter:
-    rank: int
-    seq: int
-    lease: RateLease
-    new: bool
-    loop: asyncio.AbstractEventLoop
-    event: asyncio.Event = field(default_factory=asyncio.Event)
-    admitted: bool = False
-    """Taken on the waiter's behalf when the queue moved (``_admit_queued``):
-    it only has to return."""
-
-    def wake(self) -> None:
-        if asyncio._get_running_loop() is self.loop:  # its own loop: no self-pipe write
-            self.event.set()
-            return
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-            self.loop.call_soon_threadsafe(self.event.set)
-
-
-class RateLease:
-    """One admitted request (held from admission to the end of its reply).
-
-    The HTTP layer calls ``observe`` with each reply's headers, ``throttled``
-    on a 429, ``readmit`` before a retry and ``release`` when done.
-    """
-
-    __slots__ = ("_governor", "_released", "_unheard", "tokens")
-
-    def __init__(self, governor: RateGovernor, tokens: float) -> None:
-        self._governor = governor
-        self.tokens = tokens
-        self._unheard = 0
-        """Admissions of this lease whose reply the governor has not heard yet."""
-        self._released = False
-
-    def observe(self, snapshot: RateLimitSnapshot | None, *, ok: bool) -> None:
-        """Correct the governor with a reply's headers (``ok``: a 2xx reply)."""
-        self._governor._observe(self, snapshot, ok=ok)
-
-    def throttled(self, retry_after: float | None) -> None:
-        """The vendor answered 429: pause admissions, halve the concurrency cap."""
-        self._governor._throttled(retry_after)
-
-    async def readmit(self) -> None:
-        """Wait for admission again (a retry is a new request to the vendor)."""
-        await self._governor._acquire(self, new=False)
-
-    def release(self) -> None:
-        """The request is over (idempotent)."""
-        if not self._released:
-            self._released = True
-            self._governor._release(self)
 
 
 class RateGovernor:
