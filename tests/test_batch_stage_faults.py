@@ -8,6 +8,7 @@ id whose ``str()`` raises ended the run with that bare error."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -45,6 +46,21 @@ async def test_an_input_failing_outside_its_call_is_its_own_failed_record() -> N
     assert [(r.id, r.ok) for r in results] == [("a", True), ("b", False), ("c", True)]
     error = results[1].error
     assert isinstance(error, RuntimeError) and str(error) == "cannot encode this text"
+
+
+async def test_a_stage_failing_alike_on_every_input_logs_its_traceback_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="agentflow")
+    inputs = [(name, Hostile(f"doc {name}")) for name in "abc"]
+    results = [r async for r in extract_many(_model(), inputs, Who, concurrency=1)]
+    assert [(r.id, r.ok) for r in results] == [("a", False), ("b", False), ("c", False)]
+    logged = [r.getMessage() for r in caplog.records if "extract.input_failed" in r.getMessage()]
+    assert len(logged) == 3
+    assert "Traceback" in logged[0] and "cannot encode this text" in logged[0]
+    for line in logged[1:]:  # the same failure again: one short line, no traceback
+        assert "Traceback" not in line and "\n" not in line
+        assert "traceback='logged before'" in line and "cannot encode this text" in line
+    assert all(f"input_id='{name}'" in line for name, line in zip("abc", logged, strict=True))
 
 
 async def test_a_mapping_of_id_to_text_is_refused_not_read_as_its_keys() -> None:

@@ -20,6 +20,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from agentflow._anyio_fast import receive_soon, send_soon, stop_task
 from agentflow._commit import stray_cancel
+from agentflow._exc_text import exception_text
 from agentflow._logging import get_logger
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.model import input_scope
@@ -31,7 +32,7 @@ from agentflow.extraction.pipeline import ExtractionPlan
 from agentflow.model import Usage
 from agentflow.ratelimit import request_priority
 
-__all__ = ["WINDOW", "deliver", "schedule"]
+__all__ = ["WINDOW", "deliver", "failure_place", "schedule"]
 
 _log = get_logger("agentflow.extraction")
 
@@ -41,6 +42,20 @@ WINDOW = 8
 at most ``WINDOW x concurrency``: past that, no new input is started until
 the slow one is yielded (memory stays bounded by the concurrency, not the
 corpus)."""
+
+
+def failure_place(exc: BaseException) -> tuple[str, str, int]:
+    """A failure's kind and where it was raised: its type's qualified name and
+    the file and line of the innermost frame of its traceback (``""``, 0:
+    none). Two inputs failing alike (a stage that fails on every input) have
+    the same place."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    if tb is None:
+        return kind, "", 0
+    return kind, tb.tb_frame.f_code.co_filename, tb.tb_lineno
 
 
 async def schedule(
@@ -122,7 +137,13 @@ async def schedule(
         except Exception as exc:  # a stage before or after the call that failed on this input
             # (the call's own failures are its record already): this input's failed record,
             # never the run's end as an ExceptionGroup; the run's fault is still the run's
-            _log.exception("extract.input_failed", input_id=item.id)
+            place = failure_place(exc)
+            if place in logged:  # its traceback is in the log already: one line
+                _log.error("extract.input_failed", input_id=item.id, error=place[0],
+                           message=exception_text(exc), traceback="logged before")
+            else:
+                logged.add(place)
+                _log.exception("extract.input_failed", input_id=item.id)
             result = ExtractResult(index, item.id, None, exc, Usage(), 0, 0.0)
         except asyncio.CancelledError as exc:  # the run's cancellation, or code's own?
             if not stray_cancel(exc):
@@ -147,6 +168,8 @@ async def schedule(
     unfinished: dict[int, str] = {}  # input index -> id, started and not yet delivered
     computing: dict[int, asyncio.Task[None]] = {}  # input index -> its worker, until it has
     # its result: cancelled when another input meets the run's fault
+    logged: set[tuple[str, str, int]] = set()  # failure_place of each failure whose
+    # traceback was logged: a stage that fails on every input logs it once
     halted: list[int] = []  # the input that met the run's fault, once one has
     stopping: list[asyncio.Task[None]] = []  # the workers cancelled then: a record one of
     # them still makes (its cancellation came too late, or its code went on) is yielded
