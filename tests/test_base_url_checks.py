@@ -34,6 +34,8 @@ BAD = {
 @pytest.mark.parametrize("url", list(BAD))
 def test_a_base_url_no_request_can_go_to_is_refused_at_construction(vendor: str,
                                                                     url: str) -> None:
+    if vendor == "ollama" and "://" not in url:  # read as the official client reads a host
+        return  # (tests/test_ollama_host.py)
     with pytest.raises(InvalidModelError) as info:
         get_model(f"{vendor}:m", base_url=url, api_key="k-0123456789abcdef")
     message = str(info.value)

@@ -11,9 +11,11 @@ from urllib.parse import urlsplit
 import pytest
 from ollama._client import _parse_host
 
+from agentflow.errors import InvalidModelError
 from agentflow.messages import Msg
 from agentflow.providers._ollama_host import DEFAULT_BASE_URL, ollama_host
 from agentflow.providers.ollama import OllamaChatModel
+from agentflow.providers.registry import get_model
 from agentflow.reply import generate
 from tests.fakes.base import FakeReply
 from tests.fakes.ollama import OllamaFake
@@ -81,3 +83,40 @@ async def test_an_explicit_base_url_wins(monkeypatch: pytest.MonkeyPatch) -> Non
         finally:
             await model.aclose()
     assert reply.message.text == "explicit"
+
+
+@pytest.mark.parametrize("value", ["localhost:11434", "gpu-box", "127.0.0.1:8000/v1", ":56789"])
+def test_a_base_url_without_scheme_is_read_as_the_variable_is(
+        monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """The official client parses ``Client(host=...)`` and ``OLLAMA_HOST``
+    alike (``_parse_host(host or os.getenv('OLLAMA_HOST'))``): a ``base_url``
+    written as the variable would be was refused ("did you mean http://")
+    while the variable with the same value was taken."""
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    given = OllamaChatModel("llama3.2", base_url=value)
+    monkeypatch.setenv("OLLAMA_HOST", value)
+    from_variable = OllamaChatModel("llama3.2")
+    assert given.base_url == from_variable.base_url == _parse_host(value)
+
+
+async def test_a_model_asks_the_server_a_scheme_less_base_url_names() -> None:
+    async with OllamaFake() as fake:
+        fake.add(FakeReply(text="scheme-less"))
+        model = get_model("ollama:llama3.2", base_url=f"127.0.0.1:{urlsplit(fake.url).port}",
+                          settings=FAST)
+        try:
+            reply = await generate(model, [Msg.user("hi")])
+        finally:
+            await model.aclose()
+    assert reply.message.text == "scheme-less" and len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("value", ["example.com:port", "1.2.3.4:99999"])
+def test_a_scheme_less_base_url_with_a_bad_port_is_refused_naming_it(value: str) -> None:
+    with pytest.raises(InvalidModelError, match=r"^ollama: base_url=.*is no Ollama server "):
+        OllamaChatModel("llama3.2", base_url=value)
+
+
+def test_a_url_with_a_scheme_is_taken_as_given() -> None:
+    model = OllamaChatModel("llama3.2", base_url="http://127.0.0.1:9/v1/")
+    assert model.base_url == "http://127.0.0.1:9/v1"

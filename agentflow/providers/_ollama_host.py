@@ -15,7 +15,9 @@ import ipaddress
 import os
 import urllib.parse
 
-__all__ = ["DEFAULT_BASE_URL", "HOST_VARIABLE", "ollama_host"]
+from agentflow.errors import InvalidModelError
+
+__all__ = ["DEFAULT_BASE_URL", "HOST_VARIABLE", "ollama_host", "server_url"]
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 HOST_VARIABLE = "OLLAMA_HOST"
@@ -27,7 +29,29 @@ variable connects to the loopback instead (connecting to 0.0.0.0 fails on
 Windows)."""
 
 
-def ollama_host(value: str | None = None) -> str:
+def server_url(base_url: str | None) -> str:
+    """The Ollama server for a model's ``base_url``: ``ollama_host()`` when none
+    is given; one written without a scheme (``localhost:11434``, ``gpu-box``)
+    read as ``OLLAMA_HOST`` is (``ollama_host``), as the official client reads
+    its ``host=`` and the variable alike (ollama-python ``Client(host)``:
+    ``_parse_host(host or os.getenv('OLLAMA_HOST'))``); a URL as given (the
+    caller checks it: ``_http_settings.checked_base_url``).
+
+    Raises:
+        InvalidModelError: a scheme-less ``base_url`` whose port is no number
+            or out of range.
+    """
+    if not base_url:
+        return ollama_host()
+    if not isinstance(base_url, str) or "://" in base_url:
+        return base_url
+    try:
+        return ollama_host(base_url, named="base_url")
+    except ValueError as exc:
+        raise InvalidModelError(f"ollama: {exc}") from None
+
+
+def ollama_host(value: str | None = None, *, named: str = HOST_VARIABLE) -> str:
     """The base URL for ``value`` (default: ``$OLLAMA_HOST``), parsed as
     ollama-python's ``_parse_host`` parses it: a missing scheme is ``http``,
     a missing port is 11434 (80 / 443 when the scheme is given), a path is
@@ -37,7 +61,8 @@ def ollama_host(value: str | None = None) -> str:
 
     Raises:
         ValueError: a port that is no number or out of range (as the SDK's
-            parse raises), the message naming ``OLLAMA_HOST`` and its value.
+            parse raises), the message naming ``named`` (``OLLAMA_HOST``) and
+            its value.
     """
     raw = (os.environ.get(HOST_VARIABLE) if value is None else value) or ""
     raw = raw.strip()
@@ -58,7 +83,7 @@ def ollama_host(value: str | None = None) -> str:
         split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
         port = split.port or port
     except ValueError as exc:
-        raise ValueError(f"{HOST_VARIABLE}={raw!r} is no Ollama server address: {exc} "
+        raise ValueError(f"{named}={raw!r} is no Ollama server address: {exc} "
                          "(write host:port, [IPv6 address]:port or a URL)") from exc
     host = split.hostname or "127.0.0.1"
     if host in _UNSPECIFIED:

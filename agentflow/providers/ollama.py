@@ -75,7 +75,7 @@ from agentflow.providers._http_settings import checked_base_url
 from agentflow.providers._markup import filter_for, markups_for_model, resolve_markups
 from agentflow.providers._ollama_errors import VENDOR, body_error, map_error
 from agentflow.providers._ollama_host import DEFAULT_BASE_URL as DEFAULT_BASE_URL
-from agentflow.providers._ollama_host import ollama_host
+from agentflow.providers._ollama_host import server_url
 from agentflow.providers._ollama_reply import Reader
 from agentflow.providers._ollama_request import offer, wire_messages
 from agentflow.providers._openai_wire import SCHEMA_INSTRUCTION, insert_instruction
@@ -148,7 +148,9 @@ class OllamaChatModel(HttpChatModel):
         api_key: only for Ollama cloud; defaults to ``$OLLAMA_API_KEY``.
         base_url: server root (cloud: ``https://ollama.com``); default
             ``$OLLAMA_HOST`` as the ollama CLI and SDK read it
-            (``_ollama_host``), else ``http://localhost:11434``.
+            (``_ollama_host``), else ``http://localhost:11434``. Written
+            without a scheme (``localhost:11434``), it is read as
+            ``OLLAMA_HOST`` is, as the official client reads its ``host``.
         profile: overrides the ``PROFILES`` entry.
         settings: HTTP timeouts and retries.
         keep_alive: how long the server keeps the model loaded (``"5m"``), if set.
@@ -177,7 +179,7 @@ class OllamaChatModel(HttpChatModel):
         stream: bool = True,
         num_ctx: int | None = None,
     ) -> None:
-        base_url = checked_base_url(VENDOR, base_url or ollama_host())
+        base_url = checked_base_url(VENDOR, server_url(base_url))
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings,
