@@ -89,6 +89,11 @@ class ToolUseBlock:
 class ToolResultBlock:
     """The result of one tool call, as text for the model to read.
 
+    ``is_json``: ``output`` is the JSON of the value the tool returned (a
+    Python tool's number, dict, list, model or ``None``; an MCP server's
+    structured content), not text the tool wrote: a UI may show that value
+    (the AI SDK's ``tool-output-available``), and a number stays a number.
+
     Raises:
         InvalidInputError: ``output`` is not a ``str``.
     """
@@ -97,6 +102,7 @@ class ToolResultBlock:
     output: str
     is_error: bool = False
     name: str = ""
+    is_json: bool = False
     type: Literal["tool_result"] = "tool_result"
 
 

@@ -15,12 +15,22 @@ URL they send to, query and key-like path segments included (in a logged
 exception's traceback too: httpx2's ``HTTPStatusError`` quotes the URL).
 ``add_record_mask`` adds a mask of another kind to those records (the MCP
 streamable HTTP session ids, ``mcp._session_ids``): one filter, one walk of
-each logger family, message, traceback and stack alike.
+each logger family, message, traceback and stack alike. A library's logger
+under a name an application may use as well (the MCP SDK's client session
+logs on ``"client"``) is masked for the records the library's own code emits
+only (``mask_records_from``).
+
+A masked record carries its traceback as text (``exc_text``, masked), not
+its ``exc_info``, as agentflow's own records do: every stdlib formatter
+prints ``exc_text``, while a handler that formats the exception itself (a
+JSON formatter's ``formatException``, an error tracker reading the
+exception) would show the unmasked text.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
@@ -28,7 +38,7 @@ import structlog
 
 from agentflow._secrets import mask_secrets, mask_value
 
-__all__ = ["add_record_mask", "get_logger", "mask_records"]
+__all__ = ["add_record_mask", "get_logger", "mask_records", "mask_records_from"]
 
 
 def _mask(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -100,6 +110,34 @@ class _MaskRecords(logging.Filter):
 
 
 _MASK = _MaskRecords()
+
+
+class _MaskRecordsFrom(_MaskRecords):
+    """``_MaskRecords`` for the records emitted by the code under one
+    directory (a package's) only."""
+
+    def __init__(self, directory: str) -> None:
+        super().__init__()
+        self.directory = os.path.join(os.path.normcase(os.path.abspath(directory)), "")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if os.path.normcase(record.pathname).startswith(self.directory):
+            return super().filter(record)
+        return True
+
+
+_FROM: dict[tuple[str, str], _MaskRecordsFrom] = {}
+"""The filters ``mask_records_from`` put, by logger name and directory."""
+
+
+def mask_records_from(name: str, directory: str) -> None:
+    """Mask the records the stdlib logger ``name`` gets from the code under
+    ``directory`` (a library's package), as ``mask_records`` does, and leave
+    the others as they are: a library that logs on a name an application may
+    use too (the MCP SDK's client session: ``"client"``). Idempotent."""
+    if (name, directory) not in _FROM:
+        _FROM[name, directory] = _MaskRecordsFrom(directory)
+        logging.getLogger(name).addFilter(_FROM[name, directory])
 
 
 def mask_records(*names: str) -> None:

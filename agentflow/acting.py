@@ -1,19 +1,26 @@
 """Acting: running the tool calls of a reply, concurrently, and the per-tool
-retry budget of a call (the *act* step of ``ReActAgent``'s loop)."""
+retry budget of a call (the *act* step of ``ReActAgent``'s loop); in a
+streamed call, the tools' progress as they report it (``tool_progress``)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import asyncio
+import math
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping
+from contextlib import aclosing, nullcontext, suppress
 
 import anyio
 
+from agentflow._anyio_fast import produced
 from agentflow.errors import ToolRetriesExceededError
+from agentflow.events import ToolProgress
 from agentflow.execution import CallExecution
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.telemetry import Telemetry
 from agentflow.tools import Toolkit
+from agentflow.tools.progress import reporting
 
-__all__ = ["count_failures", "not_executed", "run_tool_calls"]
+__all__ = ["count_failures", "not_executed", "run_tool_calls", "tool_progress"]
 
 
 async def run_tool_calls(
@@ -22,11 +29,14 @@ async def run_tool_calls(
     telemetry: Telemetry,
     calls: list[ToolUseBlock],
     supplied: Mapping[str, ToolResultBlock],
+    progress: Callable[[ToolProgress], None] | None = None,
 ) -> list[ToolResultBlock]:
     """Run the tool calls concurrently; one result per call, in call order.
 
     Calls answered by middleware (``supplied``) are not run; a call to an
     unknown tool gets an error result naming the available tools.
+    ``progress``: takes each ``ToolProgress`` a tool reports
+    (``agentflow.tools.progress``); ``None``: nobody reads it.
     """
     if len(calls) == 1 and calls[0].id in supplied:  # the output call, answered: no task
         return [supplied[calls[0].id]]
@@ -44,7 +54,10 @@ async def run_tool_calls(
                     name=call.name,
                 )
             else:
-                result = await tool.run(call)
+                with nullcontext() if progress is None else reporting(
+                        lambda done, total, message: progress(
+                            ToolProgress(call.id, call.name, done, total, message))):
+                    result = await tool.run(call)
             traced(result)
         results[position] = result
 
@@ -56,6 +69,38 @@ async def run_tool_calls(
             for position, call in pending:
                 tg.start_soon(run, position, call)
     return [r for r in results if r is not None]
+
+
+async def tool_progress(
+    ex: CallExecution,
+    toolkit: Toolkit,
+    telemetry: Telemetry,
+    calls: list[ToolUseBlock],
+    supplied: Mapping[str, ToolResultBlock],
+    results: list[ToolResultBlock],
+) -> AsyncGenerator[ToolProgress, None]:
+    """``run_tool_calls`` in a task of its own (no cancel scope held across
+    this generator's yields), each ``ToolProgress`` its tools report yielded
+    as it comes; ``results`` gets their results at the end. Closed early
+    (``aclosing``), the tools are cancelled and waited for."""
+    if all(c.id in supplied for c in calls):  # nothing runs: nothing reports
+        results.extend(await run_tool_calls(ex, toolkit, telemetry, calls, supplied))
+        return
+    send, receive = anyio.create_memory_object_stream[ToolProgress | BaseException](math.inf)
+
+    def report(event: ToolProgress) -> None:
+        # (a report after its tool ended, an MCP notification late: nobody reads it)
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            send.send_nowait(event)
+
+    async def run() -> None:
+        with send:
+            results.extend(await run_tool_calls(ex, toolkit, telemetry, calls, supplied,
+                                                report))
+
+    async with aclosing(produced(receive, asyncio.ensure_future(run()))) as events:
+        async for event in events:
+            yield event
 
 
 def count_failures(

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Any, TypeAlias, TypeVar, overload
 
+from agentflow._arguments import check_instance, check_int, check_optional
 from agentflow.events import (
     Complete,
     Event,
@@ -109,7 +110,9 @@ class ReActAgent:
         ToolDefinitionError / ToolNameError: a tool cannot be declared (two
             tools share a name, or one takes the output tool's name; a tool
             source's tools are checked again each time they change).
-        ValueError: ``max_iters`` < 1.
+        ValueError: ``max_iters`` < 1, ``tool_retries`` or ``stream_retries`` < 0.
+        TypeError: an argument of the wrong type (``agentflow._arguments``),
+            naming it.
     """
 
     def __init__(
@@ -127,12 +130,16 @@ class ReActAgent:
         output: OutputConfig | None = None,
         telemetry: Telemetry | None = None,
     ) -> None:
-        if max_iters < 1:
-            raise ValueError(f"max_iters must be >= 1, got {max_iters}")
-        if tool_retries < 0:
-            raise ValueError(f"tool_retries must be >= 0, got {tool_retries}")
-        if stream_retries < 0:
-            raise ValueError(f"stream_retries must be >= 0, got {stream_retries}")
+        check_int("max_iters", max_iters, 1)
+        check_int("tool_retries", tool_retries, 0)
+        check_int("stream_retries", stream_retries, 0)
+        check_optional("sys_prompt", sys_prompt, str, "a str")
+        check_optional("options", options, GenerateOptions, "a GenerateOptions")
+        check_optional("output", output, OutputConfig, "an OutputConfig")
+        check_optional("telemetry", telemetry, Telemetry, "a Telemetry")
+        middleware = list(middleware)
+        for n, m in enumerate(middleware):
+            check_instance(f"middleware[{n}]", m, Middleware, "a Middleware (subclass it)")
         self.name = name
         self.id = uuid.uuid4().hex[:12]
         self.model = resolve_model(model)

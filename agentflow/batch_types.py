@@ -199,12 +199,18 @@ def as_input(index: int, item: InputLike) -> ExtractInput:
 
 def _pair_id(index: int, raw: object) -> str:
     """The id of an ``(id, text)`` input: ``str(raw)``, refused where that is
-    no name (``None``, bytes)."""
+    no name (``None``, bytes) or cannot be made (a ``__str__`` that raises: the
+    run ended with its bare error)."""
     if raw is None or isinstance(raw, bytes | bytearray | memoryview):
         raise InvalidInputError(
             f"input {index}: the id is {_shown(raw)}, a {type(raw).__name__}; give a str "
             "(or a value whose str() names the document: an int, a Path)")
-    return str(raw)
+    try:
+        return str(raw)
+    except Exception as exc:
+        raise InvalidInputError(
+            f"input {index}: the id, a {type(raw).__name__}, cannot be written as text "
+            f"(str() raised {type(exc).__name__}); give a str") from exc
 
 
 def _id_of(index: int, item: object) -> tuple[str, bool] | None:
@@ -217,7 +223,10 @@ def _id_of(index: int, item: object) -> tuple[str, bool] | None:
     if isinstance(item, tuple) and len(item) == 2:
         if item[0] is None or isinstance(item[0], bytes | bytearray | memoryview):
             return None
-        return str(item[0]), False
+        try:
+            return str(item[0]), False
+        except Exception:  # refused when it is reached (_pair_id)
+            return None
     return None
 
 

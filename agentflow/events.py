@@ -12,7 +12,8 @@ union, so a consumer can ``match`` on the classes::
 Order within one call: ``CallStarted`` first, ``Complete`` last, and between
 them, per reasoning step, the step's ``ThinkingChunk``/``ReasoningChunk``/
 ``OutputPartial`` events as chunks arrive, then one ``ToolUse`` per tool call,
-then one ``ToolResult`` per call in call order. ``OutputRetry`` precedes the
+then one ``ToolResult`` per call in call order (``ToolProgress`` between
+them, as a long tool reports it). ``OutputRetry`` precedes the
 step it causes. ``AttemptDiscarded`` says the chunks streamed so far in the
 current step are void (the request is sent again, or a later JSON value
 replaces the partial output); ``OutputPartial`` restarts only after it.
@@ -42,6 +43,7 @@ __all__ = [
     "RetryReason",
     "StopReason",
     "ThinkingChunk",
+    "ToolProgress",
     "ToolResult",
     "ToolUse",
     "TypedEvent",
@@ -120,6 +122,10 @@ class ToolResult:
     (for the client's result, ``agentflow.client_tools``). Set by the loop
     from the held calls' ids, never from ``output``: a server tool's error
     that reads like a placeholder is ``None``, a result to show.
+
+    ``is_json``: ``output`` is the JSON of the value the tool returned, not
+    text it wrote (``ToolResultBlock.is_json``): ``12`` from a tool that
+    returned the number, not the string.
     """
 
     id: str
@@ -127,7 +133,28 @@ class ToolResult:
     output: str
     is_error: bool
     waiting: StopReason | None = None
+    is_json: bool = False
     type: Literal["tool_result"] = "tool_result"
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """A running tool call's progress, as the tool reports it (an MCP server's
+    ``notifications/progress``; a Python tool's ``agentflow.tools.report_progress``),
+    streamed while it runs, between its ``ToolUse`` and its ``ToolResult``.
+
+    ``progress`` grows with each report; ``total`` is the amount it grows to,
+    when the tool knows it (``None`` otherwise); ``message`` says what is under
+    way (through the secret mask, as a tool's result is).
+    """
+
+    id: str
+    name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    type: Literal["tool_progress"] = "tool_progress"
 
 
 @slot_init
@@ -232,6 +259,7 @@ Event: TypeAlias = (
     | ReasoningChunk
     | ThinkingChunk
     | ToolUse
+    | ToolProgress
     | ToolResult
     | OutputPartial
     | OutputRetry
@@ -247,6 +275,7 @@ TypedEvent: TypeAlias = (
     | ReasoningChunk
     | ThinkingChunk
     | ToolUse
+    | ToolProgress
     | ToolResult
     | OutputPartial
     | OutputRetry

@@ -38,10 +38,13 @@ refused); they stay in the conversation memory.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from agentflow.acting import run_tool_calls
+from agentflow._commit import stray_cancel
+from agentflow.acting import run_tool_calls, tool_progress
 from agentflow.call_outcome import commit, output_failure, stops
 from agentflow.errors import ProviderError, StructuredOutputError
 from agentflow.events import (
@@ -60,10 +63,11 @@ from agentflow.loop_steps import (
     fold_chunks,
     open_call,
     out_of_steps,
+    stray_call_error,
     supplied_results,
     tool_message,
 )
-from agentflow.messages import Msg
+from agentflow.messages import Msg, ToolResultBlock
 from agentflow.middleware.base import Act, ReasonAgain
 from agentflow.middleware.decisions import merge_decisions, waiting_reasons
 from agentflow.model import TextDelta, ThinkingDelta
@@ -77,7 +81,7 @@ if TYPE_CHECKING:
     from agentflow.grounding import Grounded
     from agentflow.output.examples import Example
 
-__all__ = ["LoopAgent", "call_complete", "call_events"]
+__all__ = ["LoopAgent", "call_complete", "call_events", "stray_call_error"]
 
 
 async def call_events(
@@ -168,13 +172,18 @@ async def call_events(
                 if isinstance(decision, ReasonAgain):
                     continue
                 supplied = supplied_results(ex, decision)
-                results = tool_message(ex, await run_tool_calls(
-                    ex, agent.toolkit, agent.telemetry, calls, supplied))
+                ran: list[ToolResultBlock] = []  # each tool's progress as it reports it
+                async with aclosing(tool_progress(ex, agent.toolkit, agent.telemetry, calls,
+                                                  supplied, ran)) as progress:
+                    async for event in progress:
+                        yield event
+                results = tool_message(ex, ran)
                 held = waiting_reasons(decisions, decision)  # what a held call waits for
                 for block in results.tool_results:
                     if block.name != TOOL_NAME:
                         yield ToolResult(block.tool_use_id, block.name, block.output,
-                                         block.is_error, held.get(block.tool_use_id))
+                                         block.is_error, held.get(block.tool_use_id),
+                                         block.is_json)
                 ended = await after_acting(agent, ex, hooks, calls, results, decision)
                 for event in drain(ex):
                     yield event
@@ -195,6 +204,10 @@ async def call_events(
         if exc.usage is None:
             exc.usage = ex.usage
         raise
+    except asyncio.CancelledError as exc:  # the call's cancellation, or code's own?
+        if not stray_cancel(exc):
+            raise
+        raise stray_call_error(exc) from exc  # a failure, never a stream's silent end
     finally:
         ex.state.release()
 
@@ -286,5 +299,9 @@ async def call_complete(
         if exc.usage is None:
             exc.usage = ex.usage
         raise
+    except asyncio.CancelledError as exc:  # the call's cancellation, or code's own?
+        if not stray_cancel(exc):
+            raise
+        raise stray_call_error(exc) from exc  # a failure, never a call's silent end
     finally:
         ex.state.release()

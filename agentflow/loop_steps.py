@@ -12,13 +12,16 @@ of a step of their own would cost a coroutine per stage per call.)
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentflow._arguments import check_instance, check_optional
 from agentflow.acting import count_failures
 from agentflow.call_input import coerce_input, start_execution
-from agentflow.errors import InvalidInputError
+from agentflow.errors import InvalidInputError, StrayCancelError
 from agentflow.events import StopReason
+from agentflow.grounding.marker import Grounded
 from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import WAITING_CALLS, Act, Decision, hooks_for
@@ -26,7 +29,6 @@ from agentflow.state import AgentState
 
 if TYPE_CHECKING:
     from agentflow.execution import CallExecution
-    from agentflow.grounding import Grounded
     from agentflow.middleware.base import Hooks, Middleware, ModelRequest
     from agentflow.middleware.structured_output import StructuredOutputMiddleware
     from agentflow.model import ChatModel, GenerateOptions, ToolSpec
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from agentflow.tools import Toolkit
 
 __all__ = ["LoopAgent", "after_acting", "fold_chunks", "open_call", "out_of_steps",
-           "supplied_results", "tool_message"]
+           "stray_call_error", "supplied_results", "tool_message"]
 
 
 class LoopAgent(Protocol):
@@ -87,6 +89,9 @@ async def open_call(
         SchemaError / InvalidExampleError: the output cannot be asked for.
     """
     inputs = coerce_input(msg)
+    check_optional("state", state, AgentState, "an AgentState")
+    if ground is not None:
+        check_instance("ground", ground, (bool, Grounded), "True, False, a Grounded() or None")
     if state is None:
         state = AgentState()
     if not inputs and not state.memory:
@@ -195,3 +200,17 @@ def out_of_steps(agent: LoopAgent, ex: CallExecution) -> None:
     """The loop ran ``max_iters`` steps without ending: say so."""
     ex.stop_reason = "max_iters"
     ex.log.info("call.max_iters", max_iters=agent.max_iters)
+
+
+def stray_call_error(cancel: asyncio.CancelledError) -> StrayCancelError:
+    """The error of a call that ``cancel``, a ``CancelledError`` no canceller
+    asked for (``agentflow._commit.stray_cancel``), ended: raised by code inside
+    it (a model client, middleware, a library's own cancel scope). Let through,
+    it ended ``stream()`` as a cancellation would, and a web route's response
+    stopped with no error event (the task was not being cancelled, so nothing
+    else happened either)."""
+    said = f": {cancel}" if str(cancel) else ""
+    return StrayCancelError(
+        f"the call raised a CancelledError{said} while it was not being cancelled (raised "
+        "by code inside it: the model client, middleware, a library's own cancel scope or "
+        "timeout); the call has no reply and its state is as it was")

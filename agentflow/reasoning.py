@@ -157,9 +157,9 @@ def take_reply(ex: CallExecution, builder: ReplyBuilder) -> Msg:
                      total.cached_tokens + used.cached_tokens,
                      total.reasoning_tokens + used.reasoning_tokens, total.requests + 1,
                      total.unreported + (0 if used.input_tokens else 1))  # unknown, not 0
-    ex.last_finish_reason = builder.finish_reason
     memory = ex.memory  # the calls' ids unique in the conversation, not only the reply
     reply = builder.build(lambda: {b.id for m in memory if m.role == "assistant"
                                    for b in m.tool_uses})
+    ex.last_finish_reason = builder.finish_reason  # (as built: ReplyBuilder.build)
     memory.append(reply)
     return reply

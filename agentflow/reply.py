@@ -143,11 +143,15 @@ class ReplyBuilder:
         as "no answer" followed by forced retries that fail the same way.
         Signed thinking (Anthropic's thinking blocks: the vendor's own thinking
         channel, never a misrouted answer) is not: such a reply is empty
-        (``agentflow.middleware.empty_reply``)."""
+        (``agentflow.middleware.empty_reply``). A reply labelled ``tool_calls``
+        whose entries all turn out empty (no name, no arguments: no call) has
+        ``finish_reason`` ``stop`` once built."""
         text = clean_text(self.text)
         reason = self.finish_reason
         closed: list[str] | None = [] if reason == "length" else None
         calls = self.tools.finish(closed, reason == "tool_calls" or reason == "stop", taken)
+        if reason == "tool_calls" and not calls:  # its entries were empty: no call
+            self.finish_reason = reason = "stop"
         thinking = self._thinking or self._signature or self._thinking_data
         if not thinking and not calls:  # the common reply: its text only, if any
             if self._logprobs and text:

@@ -126,7 +126,13 @@ class ToolCallAssembler:
         given, receives the ids of the calls whose argument *text* was whole
         JSON objects (never those given as objects: a cut there cannot be
         seen). A call whose argument text is one plain JSON object keeps that
-        text (``ToolUseBlock.arguments``)."""
+        text (``ToolUseBlock.arguments``). An entry with neither a name nor
+        arguments (nothing, or ``{}``) is no call: a server's empty
+        ``tool_calls`` skeleton beside a finished text answer (LM Studio's
+        ``{"id": "", "type": "function"}``, lmstudio-ai/lmstudio-bug-tracker#830)
+        was run as a call to tool ``""`` (the answer set aside for a "not
+        found" round trip, and a nameless call in the history that strict
+        servers refuse)."""
         if not self._calls:  # a reply without tool calls
             return []
         blocks: list[ToolUseBlock] = []
@@ -160,6 +166,8 @@ class ToolCallAssembler:
                 name, inputs[0] = enveloped(inputs[0])
                 if name:
                     exact = None  # the text was the envelope, not these arguments
+            if not name and not any(inputs):
+                continue  # an empty entry (no name, no arguments): no call at all
             if prior is None and call.id and taken is not None:
                 prior = taken()
             for n, args in enumerate(inputs):

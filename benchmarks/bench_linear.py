@@ -31,11 +31,23 @@ step searched or copied the rest of it:
   ``quotes.read_items`` splitting outside quoted items): unquoted values,
   and values that each open a quote none closes;
 * a tool call's argument text read as a restarted object
-  (``assembled_arguments.restarted_object``): each ``{`` sliced the rest.
+  (``assembled_arguments.restarted_object``): each ``{`` sliced the rest;
+* an output's values placed in a long document (``placing.check_grounding``,
+  as every output is checked): thousands of distinct list items, each a
+  search of the whole text (now an index of the text built once,
+  ``occurrence_index``), and one item repeated thousands of times, each
+  repeat reading every occurrence and every place taken before it;
+* the whole items a list's rules allow that its items left out
+  (``hand_rules.held_fields``): each allowed item tested against every item
+  taken;
+* a reply's fields' token probabilities (``token_confidence.
+  field_probabilities``): thousands of list items in another script (each
+  leaf encoded the reply before it) and a reply nested thousands deep (a
+  call per level: past the recursion limit).
 
 Target: every ratio below 3.
 
-    python benchmarks/bench_linear.py [--n 1000] [--factor 8] [--tries 3]
+    python benchmarks/bench_linear.py [--n 1000] [--factor 8] [--tries 3] [--only NAME]
 """
 
 from __future__ import annotations
@@ -46,11 +58,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pydantic import BaseModel
+
+from agentflow.extraction.hand_rules import held_fields
 from agentflow.extraction.outfile import iter_lines
-from agentflow.grounding import brackets, markup
+from agentflow.grounding import Grounded, GroundedValue, brackets, check_grounding, markup
 from agentflow.grounding.brackets import _items as json_items
 from agentflow.grounding.brackets import _paths as json_paths
 from agentflow.grounding.depths import line_depths
@@ -62,7 +78,9 @@ from agentflow.grounding.markup import _paths as markup_paths
 from agentflow.grounding.markup import _spans as markup_spans
 from agentflow.grounding.quotes import past_quote, read_items
 from agentflow.grounding.void_blocks import void_spans
+from agentflow.logprobs import TokenLogprob
 from agentflow.output.assembled_arguments import restarted_object
+from agentflow.output.token_confidence import field_probabilities
 
 TARGET = 3.0
 
@@ -120,6 +138,31 @@ def records_file(text: str) -> None:
             pass
 
 
+_ITEM = Grounded(whole_tokens=True, clean=True)  # the extraction default's rules
+
+
+def placed_items(text: str) -> None:
+    items = [line[2:] for line in text.split("\n") if line.startswith("- ")]
+    check_grounding([GroundedValue(f"items[{i}]", item, _ITEM) for i, item in enumerate(items)],
+                    text)
+
+
+class Changes(BaseModel):
+    """A list of whole items, as a changelog's changes."""
+
+    changes: list[Annotated[str, Grounded(whole_items=True)]]
+
+
+def held_items(text: str) -> None:
+    spans = {f"changes[{i}]": [span] for i, span in enumerate(item_spans(text))}
+    items = [text[a:b] for [(a, b)] in spans.values()]
+    held_fields(Changes, Changes(changes=items), text, spans)
+
+
+def reply_tokens(text: str) -> None:
+    field_probabilities([TokenLogprob(text[i:i + 3], -0.01) for i in range(0, len(text), 3)])
+
+
 SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
     "unclosed <s>": (lambda n: "<s> x\n" * n, scans),
     "a line of ~~": (lambda n: "~~a " * n, scans),
@@ -146,6 +189,15 @@ SHAPES: dict[str, tuple[Callable[[int], str], Callable[[str], None]]] = {
     "tool arguments, braces, no restart": (
         lambda n: '{"code": "' + "if (x) { y(); } " * (10 * n) + '"} x}', restarted_object),
     "tool arguments, a run of braces": (lambda n: "{" * (40 * n) + "}", restarted_object),
+    "distinct list items placed": (
+        lambda n: "".join(f"- lime{i:07d} nut {i % 97}\n" for i in range(2 * n)), placed_items),
+    "one list item repeated": (lambda n: "- same thing\n" * (n // 2), placed_items),
+    "whole items left out": (lambda n: "".join(f"* x{i}\n" for i in range(2 * n)), held_items),
+    "reply items in another script": (
+        lambda n: '{"items": [' + ", ".join(f'"café {i} ñ"' for i in range(2 * n)) + "]}",
+        reply_tokens),
+    "a reply nested deep": (lambda n: '{"a": ' + "[1, " * (4 * n) + "]" * (4 * n) + "}",
+                            reply_tokens),
 }
 
 
@@ -161,11 +213,14 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000, help="repeats of the shape (short text)")
     parser.add_argument("--factor", type=int, default=8, help="how much longer the long text is")
     parser.add_argument("--tries", type=int, default=3, help="the least of this many tries")
+    parser.add_argument("--only", default="", help="only the shapes whose name holds this")
     args = parser.parse_args()
     print(f"| shape | short text | {args.factor} x short, s | long text, s | ratio | < {TARGET} |")
     print("|---|--:|--:|--:|--:|---|")
     failed = 0
     for name, (make, work) in SHAPES.items():
+        if args.only not in name:
+            continue
         short, long = make(args.n), make(args.n * args.factor)
         floor = min(sum(cpu(work, short) for _ in range(args.factor))
                     for _ in range(args.tries))

@@ -5,7 +5,10 @@ can list what the Python SDK's own server refuses to send.
     python tests/mcp_raw_server.py    # lists ``echo``, ``untyped`` (an inputSchema with
                                       # no ``type``: the spec requires "object"), ``listed``
                                       # (an inputSchema that is a list) and ``nameless``
-                                      # (no name); ``echo`` answers its ``text``
+                                      # (no name); ``echo`` answers its ``text``;
+                                      # with ``"garble": true`` it first sends a log
+                                      # notification whose ``level`` is that text
+                                      # (no level: the client cannot read it)
 """
 
 from __future__ import annotations
@@ -53,7 +56,13 @@ def main() -> None:
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
-        response = answer(orjson.loads(line))
+        request = orjson.loads(line)
+        arguments = (request.get("params") or {}).get("arguments") or {}
+        if request.get("method") == "tools/call" and arguments.get("garble"):
+            sys.stdout.buffer.write(orjson.dumps({
+                "jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": str(arguments.get("text", "")), "data": "hello"}}) + b"\n")
+        response = answer(request)
         if response is not None:
             sys.stdout.buffer.write(orjson.dumps(response) + b"\n")
             sys.stdout.buffer.flush()

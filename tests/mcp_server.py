@@ -90,6 +90,9 @@ BASE_TOOLS = [
                "create the file mark names (and the file started names once it sleeps).",
                input_schema=_schema({"seconds": {"type": "number"}, "mark": {"type": "string"},
                                      "started": {"type": "string"}}, required=["seconds"])),
+    types.Tool(name="steps", description="Work in steps, reporting progress when asked to "
+               "(a progressToken), then say whether it was asked.",
+               input_schema=_schema({"steps": {"type": "integer"}}, ["steps"])),
     types.Tool(name="crash", description="Exit the server process in the middle of the call.",
                input_schema=_schema({})),
     types.Tool(name="image", description="A 1x1 PNG image.", input_schema=_schema({})),
@@ -241,6 +244,16 @@ def build(bad_schema: bool = False, reserved: bool = False,
                     os.close(os.open(str(args["mark"]), os.O_CREAT | os.O_WRONLY))
                 raise
             return types.CallToolResult(content=text("done"))
+        if name == "steps":
+            token = (ctx.meta or {}).get("progress_token")
+            count = int(args["steps"])
+            for step in range(1, count + 1):
+                if token is not None:
+                    await ctx.session.send_progress_notification(
+                        token, step, count, f"step {step} of {count}",
+                        related_request_id=ctx.request_id)
+            return types.CallToolResult(content=text(
+                f"{count} steps; progress {'asked' if token is not None else 'not asked'}"))
         if name == "crash":
             sys.stdout.flush()
             os._exit(3)

@@ -8,9 +8,11 @@ Each check takes the fake (already started) and a factory
 
 from __future__ import annotations
 
+import logging
+import re
 import time
-from collections.abc import Callable, Sequence
-from contextlib import aclosing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import aclosing, contextmanager
 from typing import Any
 
 import pytest
@@ -177,11 +179,36 @@ async def check_retry_after(fake: FakeServer, make: Factory, stream: bool,
     fake.add(FakeReply(text="hello"))
     model = make(stream)
     start = time.monotonic()
-    reply = await generate(model, [Msg.user("hi")])
+    with retry_waits() as waits:
+        reply = await generate(model, [Msg.user("hi")])
     elapsed = time.monotonic() - start
     assert reply.message.text == "hello"
     assert len(fake.bodies) == 2
-    assert wait <= elapsed < wait + 1.0
+    assert waits == [wait]  # the asked wait, read exactly (not rounded up, not a default)
+    assert elapsed >= wait  # and slept (a loaded machine may take longer: no upper bound)
+
+
+@contextmanager
+def retry_waits() -> Iterator[list[float]]:
+    """The waits the HTTP layer chose before its retries (its ``http.retry``
+    log lines), in order, while the block runs."""
+    waits: list[float] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            found = re.search(r"\bwait=([0-9.]+)", record.getMessage())
+            if "http.retry" in record.getMessage() and found:
+                waits.append(float(found[1]))
+
+    logger = logging.getLogger("agentflow.http")
+    handler, level = Collect(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield waits
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 async def expect_error(model: ChatModel, kind: type[ProviderError],

@@ -290,7 +290,7 @@ def test_ai_sdk_tool_outputs_continue_the_assistant_message() -> None:
     assert first.text == "Looking." and [c.id for c in first.tool_uses] == ["c-look"]
     assert second.text == "Let me ask." and [c.name for c in second.tool_uses] == ["pick_color"]
     assert run.history[4].tool_results == [
-        ToolResultBlock("c-color", '{"color":"teal"}', False, "pick_color")]
+        ToolResultBlock("c-color", '{"color":"teal"}', False, "pick_color", is_json=True)]
     assert run.tools == (ClientTool("pick_color", "Ask", {"type": "object"}),)
 
 

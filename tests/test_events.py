@@ -17,13 +17,15 @@ from agentflow.events import (
     ReasoningChunk,
     StopReason,
     ThinkingChunk,
+    ToolProgress,
     ToolResult,
     ToolUse,
 )
 from agentflow.messages import Msg
 from agentflow.model import Usage
 
-ALL = [CallStarted, ReasoningChunk, ThinkingChunk, ToolUse, ToolResult, OutputPartial,
+ALL = [CallStarted, ReasoningChunk, ThinkingChunk, ToolUse, ToolProgress, ToolResult,
+       OutputPartial,
        OutputRetry, AttemptDiscarded, ApprovalRequested, Complete]
 
 
@@ -33,6 +35,7 @@ def _examples():
         ReasoningChunk("txt", 1),
         ThinkingChunk("hmm", 2),
         ToolUse("t1", "add", {"a": 1}),
+        ToolProgress("t1", "add", 1, 2, "half way"),
         ToolResult("t1", "add", "2", False),
         OutputPartial({"name": "A"}),
         OutputRetry("forcing", 1, "no output"),
@@ -54,8 +57,8 @@ def test_union_holds_exactly_the_design_events():
 def test_type_discriminators_are_unique_literals():
     types = [e.type for e in _examples()]
     assert types == ["call_started", "reasoning_chunk", "thinking_chunk", "tool_use",
-                     "tool_result", "output_partial", "output_retry", "attempt_discarded",
-                     "approval_requested", "complete"]
+                     "tool_progress", "tool_result", "output_partial", "output_retry",
+                     "attempt_discarded", "approval_requested", "complete"]
     for cls in ALL:
         hint = typing.get_type_hints(cls)["type"]
         assert typing.get_origin(hint) is typing.Literal

@@ -185,3 +185,31 @@ async def test_on_a_grammar_model_each_chunk_is_offered_what_the_whole_document_
     assert offers[-1]["license"] == "Artistic-2.0"
     assert result.output == Package(name="npm", version="11.19.1", license="Artistic-2.0")
     assert result.needs_review == ()
+
+
+class Entry(BaseModel):
+    first_link: str | None = None
+    first_updated: str | None = None
+
+
+FEEDS = [Example(f'<feed>\n  <title>{t}</title>\n  <entry>\n    <link href="{a}"/>\n'
+                 f"    <updated>{u}</updated>\n  </entry>\n  <entry>\n    <link href=\"{b}\"/>\n"
+                 f"    <updated>{v}</updated>\n  </entry>\n</feed>\n",
+                 Entry(first_link=a, first_updated=u))
+         for t, a, u, b, v in [("Notes", "https://n.example/2", "2024-02-01", "https://n.example/1",
+                                "2024-01-01"),
+                               ("Bits", "https://b.example/9", "2023-09-09", "https://b.example/8",
+                                "2023-08-08")]]
+
+
+def test_a_later_records_value_is_not_the_fields_in_another_chunk() -> None:
+    """A first-entry field of a chunked feed: the chunk holding only the
+    second entry does not read it (newcomer23 probe, finding 4: it read
+    the second entry's value, offered it, and conflicted with the first)."""
+    rules = learn_locators(check_examples(FEEDS, Entry), Entry)
+    text = FEEDS[0].text.replace("Notes", "Diary").replace("n.example", "d.example")
+    cut = text.index("  <entry>", text.index("</entry>"))
+    reads = ChunkReads(rules, text)
+    assert reads(text[:cut]) == {"first_link", "first_updated"}
+    assert reads(text[cut:]) == frozenset()  # was both
+    assert reads.located(text[cut:]) == {}

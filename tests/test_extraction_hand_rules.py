@@ -14,7 +14,7 @@ from agentflow.batch import extract_many
 from agentflow.extraction.confidence import GROUNDED, HELD, LIST_CUT, REVIEW_BELOW
 from agentflow.extraction.hand_rules import held_fields
 from agentflow.grounding import Grounded
-from agentflow.grounding.locate import check_grounding
+from agentflow.grounding.placing import check_grounding
 from agentflow.grounding.values import grounded_values
 from agentflow.testing import FunctionModel, RecordedRequest
 

@@ -35,7 +35,7 @@ from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake, openai_error
 
 SETTINGS = HttpSettings(backoff_initial=0.01, backoff_max=0.05, max_retries=3, read_timeout=5,
-                        max_retry_after=1.0)
+                        max_retry_after=30.0)  # far below the hours asked, far above a request
 ANSWER = '{"name": "Louvre", "country": "FR"}'
 LIMIT = ("Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): "
          "Limit 3, Used 3, Requested 1.")

@@ -1,6 +1,6 @@
 """``Grounded(after=...)``: a grounded value held to come after the value of an
 earlier sibling field, in the plan check (``grounding_plan``), in verification
-(``agentflow.grounding.locate.check_grounding``), in the grammar
+(``agentflow.grounding.placing.check_grounding``), in the grammar
 (``agentflow.output.grammar_order``), in JSON Schema outputs
 (``"x-grounded-after"``) and against a vendor fake (the model is told)."""
 

@@ -30,6 +30,7 @@ from agentflow.events import ToolResult
 from agentflow.mcp import MCPServer
 from agentflow.model_profile import ModelProfile
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
+from tests.leak_watch import collect_earlier_garbage
 from tests.mcp_servers import SERVER, child_pids, http_server, open_and_close, open_fds
 
 
@@ -540,6 +541,7 @@ async def test_sessions_opened_and_closed_leak_no_process_or_socket(http_url: st
         pass
     async with stdio():
         pass
+    collect_earlier_garbage()  # an earlier test's socket closed by the gc would skew the count
     procs, fds = child_pids(), open_fds()
     await open_and_close(lambda: MCPServer.http(http_url), count=60, concurrency=10)
     await open_and_close(stdio, count=9, concurrency=3)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -135,3 +137,24 @@ def test_a_session_id_is_masked_in_child_loggers_tracebacks_and_stacks(
     assert "RuntimeError: session *** is gone" in caplog.text  # (the traceback is there)
     assert session_id not in logging.Formatter().format(record)
     assert session_id not in caplog.text
+
+
+async def test_the_sdk_client_sessions_records_are_masked_over_stdio_too(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK's client session logs on ``"client"`` (not under ``mcp``): a
+    notification it cannot read is a warning whose traceback quotes the
+    server's values, and only an HTTP server's opening masked any SDK logger.
+    A secret the server echoes there (a raw stdio server sending its token as
+    a log level) is masked now; another ``"client"`` record (an
+    application's own logger of that name) is left as it is."""
+    token = "tok-stdio-0a1b2c3d4e5f67890"
+    raw = str(Path(__file__).with_name("mcp_raw_server.py"))
+    caplog.set_level(logging.DEBUG)
+    async with MCPServer.stdio(sys.executable, [raw], env={"API_TOKEN": token}) as server:
+        await server.call_tool("echo", {"text": token, "garble": True})
+        logging.getLogger("client").info("the app's own record: %s", token)
+    [warning] = [r for r in caplog.records
+                 if r.name == "client" and r.getMessage().startswith("Failed to validate")]
+    assert warning.exc_info is None and "ValidationError" in (warning.exc_text or "")
+    assert token not in logging.Formatter().format(warning)
+    assert f"the app's own record: {token}" in caplog.messages  # (not the SDK's: untouched)

@@ -87,6 +87,19 @@ def test_the_python_sdks_wrapped_value_is_read_as_the_value() -> None:
     assert text(['{\n  "result": "booked"\n}'], {"result": "booked"}) == '{"result":"booked"}'
 
 
+def test_a_result_that_is_one_json_value_says_so() -> None:
+    def read(structured: dict[str, object], *blocks: object) -> tuple[bool, object]:
+        got = read_result(result(*blocks, structured=structured))
+        return got.is_json, got.value
+    twelve = types.TextContent(type="text", text="12")
+    assert read({"result": 12}, twelve) == (True, 12)  # the tool's number, not its text
+    assert read({"celsius": 18}) == (True, {"celsius": 18})
+    assert read({"result": "Rome"}, types.TextContent(type="text", text="Rome")) == (False, None)
+    png = types.ImageContent(type="image", data=base64.b64encode(PNG_1X1).decode(),
+                             mime_type="image/png")
+    assert read({"result": 12}, twelve, png) == (False, None)  # text beside it: text
+
+
 async def test_a_server_written_as_the_docs_say_gives_the_model_its_values() -> None:
     model = ScriptedModel([Reply(tool_calls=[
         Call("forecast", {"city": "Rome"}, id="c1"), Call("seats", {"city": "Rome"}, id="c2"),

@@ -276,7 +276,7 @@ def test_msg_to_dict_exact_shape():
         "name": "n",
         "content": [
             {"tool_use_id": "call_1", "output": "42", "is_error": True, "name": "add",
-             "type": "tool_result"},
+             "is_json": False, "type": "tool_result"},
         ],
         "metadata": {"k": "v"},
     }

@@ -31,6 +31,7 @@ from .fakes.base import FakeReply, FakeServer
 from .fakes.gemini import GeminiFake
 from .fakes.ollama import OllamaFake
 from .fakes.openai import OpenAIFake
+from .leak_watch import collect_earlier_garbage
 from .provider_scenarios import FAST
 
 VENDORS: dict[str, tuple[type[FakeServer], str, Callable[[str, str], Any]]] = {
@@ -79,7 +80,7 @@ async def test_every_model_closes_its_session_at_the_end_of_its_async_with_block
     closes the model's session however the block ends, with nothing left
     for the garbage collector to warn about."""
     fake_type, name, make = VENDORS[vendor]
-    gc.collect()  # what earlier tests on this worker left is collected outside the watch
+    collect_earlier_garbage()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         async with fake_type() as fake:

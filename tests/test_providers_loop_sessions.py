@@ -21,6 +21,7 @@ from agentflow.reply import generate
 
 from .fakes.base import FakeReply
 from .fakes.openai import OpenAIFake
+from .leak_watch import collect_earlier_garbage
 from .provider_scenarios import FAST
 
 
@@ -43,12 +44,12 @@ def server() -> Iterator[tuple[str, int]]:
 
     thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
-    assert ready.wait(10)
+    assert ready.wait(60)
     url = str(found["url"])
     yield url, int(url.rsplit(":", 1)[1].split("/")[0])
     loop, stop = found["stop"]  # type: ignore[misc]
     loop.call_soon_threadsafe(stop.set)
-    thread.join(10)
+    thread.join(60)
 
 
 def open_client_sockets(port: int) -> int:
@@ -85,7 +86,7 @@ def test_asyncio_run_twice_closes_each_loops_session(server: tuple[str, int]) ->
         assert open_client_sockets(port) == 1  # a pooled keep-alive connection
         return reply.message.text
 
-    gc.collect()  # what earlier tests on this worker left is collected outside the watch
+    collect_earlier_garbage()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert asyncio.run(call()) == "hi"
@@ -113,14 +114,15 @@ def test_loops_in_threads_each_get_their_own_session(server: tuple[str, int]) ->
         except BaseException as exc:
             errors.append(exc)
 
-    gc.collect()  # what earlier tests on this worker left is collected outside the watch
+    collect_earlier_garbage()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         threads = [threading.Thread(target=work) for _ in range(3)]
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(30)
+            thread.join(120)
+            assert not thread.is_alive()
         asyncio.run(model.aclose())  # idempotent: each loop closed its own already
         gc.collect()
     assert errors == []
@@ -147,6 +149,7 @@ def test_a_loop_closed_without_shutdown_is_released_without_touching_it(
 
     stale = bare.run_until_complete(current())
     bare.close()
+    collect_earlier_garbage()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # the next loop finds the dead loop's session and finishes it: no loop call

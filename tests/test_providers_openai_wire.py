@@ -178,14 +178,14 @@ def chunk(delta: Any = None, finish: Any = None) -> dict[str, Any]:
     {"choices": {"a": 1}}, {"choices": ["x"]}, {"choices": 5}, {"choices": [{"delta": "hello"}]},
     chunk({"content": 5}), chunk({"refusal": ["no"]}), chunk({"tool_calls": "f"}),
     chunk({"tool_calls": [{"index": 0, "id": "a", "function": "f"}]}),
-    chunk({"tool_calls": [{"index": 0, "id": 7, "function": {"name": "f"}}]}),
+    chunk({"tool_calls": [{"index": 0, "id": ["a"], "function": {"name": "f"}}]}),
     chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": ["f"]}}]}),
     chunk({}, ["stop"]), chunk({}, 3),
     {"choices": [], "usage": {"prompt_tokens": "abc"}},
     {"choices": [], "usage": {"prompt_tokens": 1, "prompt_tokens_details": "x"}},
     {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens_details": [1]}},
 ], ids=["choices-dict", "choices-str-item", "choices-int", "delta-str", "content-int",
-        "refusal-list", "tool-calls-str", "function-str", "id-int", "name-list",
+        "refusal-list", "tool-calls-str", "function-str", "id-list", "name-list",
         "finish-list", "finish-int", "usage-str", "prompt-details-str", "completion-details-list"])
 @pytest.mark.parametrize("parser_class", [ChunkParser, MiniMaxParser])
 def test_malformed_payloads_are_typed_errors(payload: Any, parser_class: type[ChunkParser]) -> None:
@@ -277,6 +277,7 @@ async def test_error_event_is_a_server_error(raw: RawOpenAIFake, data: bytes) ->
                          ids=["list", "null", "str", "empty", "no-choice", "message-str"])
 async def test_whole_reply_malformed_or_empty_is_a_server_error(raw: RawOpenAIFake,
                                                                 body: Any) -> None:
+    raw.default = FakeReply(extra={"json": body})  # on every retry (a JSON object's are)
     with pytest.raises(ServerError, match="reply from openai"):
         await reply_of(raw, stream=False, json=body)
 
@@ -284,7 +285,7 @@ async def test_whole_reply_malformed_or_empty_is_a_server_error(raw: RawOpenAIFa
 async def test_whole_reply_refused_passes_on_no_chunk_first(raw: RawOpenAIFake) -> None:
     # usage but neither content nor a finish reason: refused before any chunk
     # of it (a usage chunk) reaches the caller
-    raw.add(FakeReply(extra={"json": USAGE}))
+    raw.default = FakeReply(extra={"json": USAGE})  # the same on every retry
     model = OpenAIChatModel("gpt-4o-mini", base_url=raw.url, api_key="k", settings=FAST,
                             stream=False)
     seen: list[Any] = []

@@ -5,7 +5,6 @@ sharing per account, and end to end against fakes that enforce RPM/TPM."""
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -39,6 +38,7 @@ from tests.fakes.anthropic import AnthropicFake
 from tests.fakes.base import FakeReply
 from tests.fakes.limits import FakeLimits
 from tests.fakes.openai import OpenAIFake
+from tests.virtual_clock import run_virtual
 
 FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.05, max_retries=6, read_timeout=5)
 FAST_OFF = HttpSettings(backoff_initial=0.01, backoff_max=0.05, max_retries=6, read_timeout=5,
@@ -134,13 +134,17 @@ def test_anthropic_headers() -> None:
 # -- admission -------------------------------------------------------------------
 
 
-async def test_tokens_bucket_delays_admission_until_refilled() -> None:
-    gov = RateGovernor("t", tpm=1200)  # 20 tokens per second
-    start = time.monotonic()
-    (await gov.admit(1200)).release()  # the whole bucket
-    (await gov.admit(10)).release()  # waits for 10 tokens: 0.5 s
-    assert 0.4 <= time.monotonic() - start < 1.5
-    assert gov.admitted == 2
+def test_tokens_bucket_delays_admission_until_refilled() -> None:
+    async def main() -> None:
+        clock = asyncio.get_running_loop().time
+        gov = RateGovernor("t", tpm=1200, clock=clock)  # 20 tokens per second
+        start = clock()
+        (await gov.admit(1200)).release()  # the whole bucket
+        (await gov.admit(10)).release()  # waits for 10 tokens: 0.5 s
+        assert clock() - start == pytest.approx(0.5)
+        assert gov.admitted == 2
+
+    run_virtual(main())
 
 
 async def test_requests_bucket_and_a_request_larger_than_the_bucket() -> None:
@@ -173,25 +177,35 @@ def test_request_priority_refuses_unknown_values() -> None:
         pass
 
 
-async def test_live_reserve_is_kept_from_batch() -> None:
-    gov = RateGovernor("reserve", tpm=1200, live_reserve=0.5)
-    (await gov.admit(500)).release()  # 700 left, 600 reserved for live calls
-    with request_priority("batch"), pytest.raises(TimeoutError):
-        await asyncio.wait_for(gov.admit(200), 0.2)
-    (await asyncio.wait_for(gov.admit(200), 0.2)).release()  # live may use the reserve
+def test_live_reserve_is_kept_from_batch() -> None:
+    async def main() -> None:
+        clock = asyncio.get_running_loop().time
+        gov = RateGovernor("reserve", tpm=1200, live_reserve=0.5, clock=clock)
+        (await gov.admit(500)).release()  # 700 left, 600 reserved for live calls
+        with request_priority("batch"), pytest.raises(TimeoutError):
+            await asyncio.wait_for(gov.admit(200), 4.9)  # 100 tokens short: 5 s at 20/s
+        start = clock()
+        (await gov.admit(200)).release()  # live may use the reserve: at once
+        assert clock() == start
+
+    run_virtual(main())
 
 
-async def test_throttled_pauses_everyone_and_halves_concurrency() -> None:
-    gov = RateGovernor("429", rpm=100_000)
-    leases = [await gov.admit(1) for _ in range(8)]
-    leases[0].throttled(0.3)
-    assert gov.concurrency_cap == 4
-    for lease in leases:
-        lease.release()
-    start = time.monotonic()
-    (await gov.admit(1)).release()
-    assert time.monotonic() - start >= 0.25
-    assert gov.throttles == 1
+def test_throttled_pauses_everyone_and_halves_concurrency() -> None:
+    async def main() -> None:
+        clock = asyncio.get_running_loop().time
+        gov = RateGovernor("429", rpm=100_000, clock=clock)
+        leases = [await gov.admit(1) for _ in range(8)]
+        leases[0].throttled(0.3)
+        assert gov.concurrency_cap == 4
+        for lease in leases:
+            lease.release()
+        start = clock()
+        (await gov.admit(1)).release()
+        assert clock() - start == pytest.approx(0.3)
+        assert gov.throttles == 1
+
+    run_virtual(main())
 
 
 async def test_concurrency_cap_holds_requests_until_a_release() -> None:
@@ -271,44 +285,57 @@ async def test_a_waiter_cancelled_after_its_admission_gives_its_slot_back() -> N
     assert gov._in_flight == 0
 
 
-async def test_headers_correct_the_local_level() -> None:
-    gov = RateGovernor("headers", tpm=60_000)  # 1000 tokens/s, locally full
-    lease = await gov.admit(100)
-    later = await gov.admit(100)  # admitted after `lease`, maybe unseen by the server
-    lease.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=300), ok=True)
-    start = time.monotonic()
-    (await gov.admit(400)).release()  # 300 - 100 = 200 left: waits for 200 more (0.2 s)
-    assert 0.15 <= time.monotonic() - start < 1.0
-    for held in (lease, later):
-        held.release()
+def test_headers_correct_the_local_level() -> None:
+    async def main() -> None:
+        clock = asyncio.get_running_loop().time
+        gov = RateGovernor("headers", tpm=60_000, clock=clock)  # 1000 tokens/s, locally full
+        lease = await gov.admit(100)
+        later = await gov.admit(100)  # admitted after `lease`, maybe unseen by the server
+        lease.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=300), ok=True)
+        start = clock()
+        (await gov.admit(400)).release()  # 300 - 100 = 200 left: waits for 200 more (0.2 s)
+        assert clock() - start == pytest.approx(0.2)
+        for held in (lease, later):
+            held.release()
+
+    run_virtual(main())
 
 
-async def test_headers_count_requests_the_vendor_saw_out_of_order() -> None:
+def test_headers_count_requests_the_vendor_saw_out_of_order() -> None:
     """Under load the vendor may see requests in another order than their admission:
     a reply's ``remaining`` can miss a request admitted *before* it. Every request
     admitted and not yet heard from is taken off, whatever its order."""
-    gov = RateGovernor("order", tpm=60_000)  # 1000 tokens/s, locally full
-    earlier = await gov.admit(300)  # admitted first, reaches the vendor last
-    later = await gov.admit(100)
-    later.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=400), ok=True)
-    start = time.monotonic()
-    (await gov.admit(400)).release()  # 400 - 300 unheard = 100 left: waits for 300 more
-    assert time.monotonic() - start >= 0.25
-    earlier.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=0), ok=True)
-    for held in (earlier, later):
-        held.release()
-    waiter = asyncio.create_task(gov.admit(200))  # heard: nothing counted twice any more
-    (await asyncio.wait_for(waiter, 5)).release()
+    async def main() -> None:
+        clock = asyncio.get_running_loop().time
+        gov = RateGovernor("order", tpm=60_000, clock=clock)  # 1000 tokens/s, locally full
+        earlier = await gov.admit(300)  # admitted first, reaches the vendor last
+        later = await gov.admit(100)
+        later.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=400), ok=True)
+        start = clock()
+        (await gov.admit(400)).release()  # 400 - 300 unheard = 100 left: waits for 300 more
+        assert clock() - start == pytest.approx(0.3)
+        earlier.observe(RateLimitSnapshot(tokens_limit=60_000, tokens_remaining=0), ok=True)
+        for held in (earlier, later):
+            held.release()
+        start = clock()
+        (await gov.admit(200)).release()  # heard: nothing counted twice any more
+        assert clock() - start == pytest.approx(0.2)  # 0 left: 200 more, not 500
+
+    run_virtual(main())
 
 
-async def test_no_limit_but_empty_remaining_pauses_until_reset() -> None:
-    gov = RateGovernor("reset")
-    lease = await gov.admit(1)
-    lease.observe(RateLimitSnapshot(requests_remaining=0, requests_reset=0.3), ok=True)
-    lease.release()
-    start = time.monotonic()
-    (await gov.admit(1)).release()
-    assert time.monotonic() - start >= 0.25
+def test_no_limit_but_empty_remaining_pauses_until_reset() -> None:
+    async def main() -> None:
+        clock = asyncio.get_running_loop().time
+        gov = RateGovernor("reset", clock=clock)
+        lease = await gov.admit(1)
+        lease.observe(RateLimitSnapshot(requests_remaining=0, requests_reset=0.3), ok=True)
+        lease.release()
+        start = clock()
+        (await gov.admit(1)).release()
+        assert clock() - start == pytest.approx(0.3)
+
+    run_virtual(main())
 
 
 async def test_cancelled_waiter_leaves_the_queue() -> None:

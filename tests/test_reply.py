@@ -94,13 +94,14 @@ def test_assembler_synthesises_missing_ids_and_folds_a_split_name():
     asm = ToolCallAssembler()
     asm.add(ToolCallDelta(0, name="look"))
     asm.add(ToolCallDelta(0, name="up", arguments='{"a": 1}'))
-    asm.add(ToolCallDelta(3))
+    asm.add(ToolCallDelta(3, name="other"))
+    asm.add(ToolCallDelta(5))  # neither name nor arguments: no call (lmstudio-bug-tracker#830)
     a, b = asm.finish()
     assert a.id.startswith("call_0_")
     assert a.name == "lookup"
     assert a.input == {"a": 1}
     assert b.id.startswith("call_3_")
-    assert b.name == ""
+    assert b.name == "other"
     assert b.input == {}
 
 

@@ -14,7 +14,6 @@ import enum
 import io
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
@@ -64,7 +63,7 @@ from .fakes.gemini import GeminiFake
 from .fakes.openai import OpenAIFake, openai_error
 
 GR = "generate_response"
-FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=1, read_timeout=3)
+FAST = HttpSettings(backoff_initial=0.01, backoff_max=0.02, max_retries=1, read_timeout=30)
 NATIVE = ModelProfile(native_output="json_schema")
 PROMPT_ONLY = ModelProfile(supports_tools=False)
 
@@ -536,23 +535,37 @@ def test_derived_unicode_tool_name_is_sanitized() -> None:
 # ============================================================================ concurrency
 
 
+_BLOCK_STARTED = threading.Event()
+_BLOCK_RELEASE = threading.Event()
+_BLOCK_DONE = threading.Event()
+
+
 def _block() -> str:
-    time.sleep(0.6)
+    _BLOCK_STARTED.set()
+    _BLOCK_RELEASE.wait(60)  # released by the test once the call is cancelled
+    _BLOCK_DONE.set()
     return "late"
 
 
 async def test_cancel_mid_blocking_sync_tool_returns_promptly_and_keeps_state() -> None:
+    """The cancel ends the call while the tool's thread is still blocked: the
+    call does not wait for the thread (it is released only afterwards)."""
     model = ScriptedModel([Reply(tool_calls=[Call("_block", {})]), "done"])
     state = AgentState([Msg.user("old")])
     before = state.to_json()
+    _BLOCK_STARTED.clear()
+    _BLOCK_RELEASE.clear()
+    _BLOCK_DONE.clear()
     task = asyncio.create_task(ReActAgent("a", model, tools=[_block]).call("go", state=state))
-    await asyncio.sleep(0.1)
-    start = time.monotonic()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - start < 0.3
-    assert state.to_json() == before
+    try:
+        assert await asyncio.to_thread(_BLOCK_STARTED.wait, 60)  # the tool is running
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not _BLOCK_DONE.is_set()  # ended while the tool still blocks
+        assert state.to_json() == before
+    finally:
+        _BLOCK_RELEASE.set()
 
 
 async def test_c30_many_concurrent_calls_on_one_agent_do_not_mix() -> None:
@@ -599,7 +612,7 @@ async def test_break_out_of_stream_then_reuse_state() -> None:
             if event.type == "reasoning_chunk":
                 break
     assert state.memory == []
-    with anyio.fail_after(2):
+    with anyio.fail_after(60):
         reply = await agent.call("again", state=state)
     assert reply.text == "second"
     assert [m.text for m in state.memory] == ["again", "second"]
@@ -698,7 +711,7 @@ async def _generate(fake: Any, frames: list[bytes] | None = None, json: Any = No
     model = OpenAIChatModel("gpt-4o-mini", base_url=fake.url, api_key="k", settings=FAST,
                             stream=stream)
     try:
-        with anyio.fail_after(5):
+        with anyio.fail_after(60):
             return await generate(model, [Msg.user("hi")])
     finally:
         await model.aclose()
@@ -796,7 +809,7 @@ async def test_other_vendors_malformed_streams_raise_provider_errors(
                       GeminiChatModel("gemini-2.5-flash", base_url=fake.url, api_key="k",
                                       settings=FAST))
         try:
-            with pytest.raises(ProviderError), anyio.fail_after(5):
+            with pytest.raises(ProviderError), anyio.fail_after(60):
                 await generate(model, [Msg.user("hi")])
         finally:
             await model.aclose()
@@ -987,11 +1000,11 @@ def cli_fake() -> Iterator[OpenAIFake]:
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    assert ready.wait(5)
+    assert ready.wait(60)
     yield fake
-    asyncio.run_coroutine_threadsafe(fake.__aexit__(None, None, None), loop).result(5)
+    asyncio.run_coroutine_threadsafe(fake.__aexit__(None, None, None), loop).result(60)
     loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
+    thread.join(60)
     loop.close()
 
 

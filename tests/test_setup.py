@@ -69,6 +69,10 @@ def test_a_schema_file_never_shadows_an_imported_module(tmp_path: Path) -> None:
     ("MAX_CHARS = 0", "MAX_CHARS must be an int >= 1"),          # was a ValueError traceback
     ("MAX_CHARS = True", "MAX_CHARS must be an int >= 1"),
     ("prepare = 5", "prepare must be a function"),              # was a failed record per input
+    ("def prepare(text, page): return text",                     # likewise, each a TypeError
+     r"prepare must take the document's text as its one argument \(text -> text\); "
+     r"prepare\(text, page\) cannot: missing a required argument: 'page'"),
+    ("def prepare(): return ''", r"prepare\(\) cannot: too many positional arguments"),
 ])
 def test_schema_module_settings_of_the_wrong_kind_are_set_up_errors(
         tmp_path: Path, setting: str, named: str) -> None:
@@ -77,6 +81,16 @@ def test_schema_module_settings_of_the_wrong_kind_are_set_up_errors(
     _, module = load_schema(f"{tmp_path / 'm.py'}:C")
     with pytest.raises(SetupError, match=named):
         check_module_settings(module, "m.py:C")
+
+
+@pytest.mark.parametrize("prepare", ["def prepare(text, page=1): return text",
+                                     "def prepare(*parts): return parts[0]",
+                                     "prepare = str.strip", "prepare = len"])
+def test_a_prepare_that_takes_the_text_passes(tmp_path: Path, prepare: str) -> None:
+    (tmp_path / "m.py").write_text(
+        f"from pydantic import BaseModel\nclass C(BaseModel):\n    a: str\n{prepare}\n")
+    _, module = load_schema(f"{tmp_path / 'm.py'}:C")
+    check_module_settings(module, "m.py:C")
 
 
 def test_right_schema_module_settings_pass() -> None:

@@ -158,10 +158,9 @@ async def test_cancelled_call_ends_its_spans() -> None:
         async for event in events:
             if event.type == "reasoning_chunk":
                 break
-    for _ in range(100):  # the request's own generator is finalized by the loop
-        if "chat" in by_op(exporter):
-            break
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(60):  # the request's own generator is finalized by the loop
+        while "chat" not in by_op(exporter):  # noqa: ASYNC110 - the exporter has no event
+            await asyncio.sleep(0.01)
     spans = by_op(exporter)
     for span in (spans["invoke_agent"][0], spans["chat"][0]):
         assert span.attributes["error.type"] == "cancelled"

@@ -91,3 +91,27 @@ def test_key_sizes_are_the_schema_field_names_only() -> None:
 
     assert OutputSpec.of(Person).key_sizes == {"name": 6, 'Zoë "C"': len(orjson.dumps('Zoë "C"'))}
     assert OutputSpec.of(dict[str, int]).key_sizes.keys() <= {"result"}  # its wrapper only
+
+
+def test_a_reply_nested_thousands_deep_is_read_to_its_leaves() -> None:
+    depth = 5_000  # (a call per level once: past Python's recursion limit)
+    text = '{"a": ' + '[1, ' * depth + "]" * depth + ', "b": "x"}'
+    spans = value_spans(text)
+    assert len(spans["a"]) == depth and {text[s:e] for s, e in spans["a"]} == {"1"}
+    assert [text[s:e] for s, e in spans["b"]] == ["x"]
+
+
+def test_many_items_of_a_reply_in_other_scripts_map_to_their_own_tokens() -> None:
+    items = [f"café {i} ñ" for i in range(3_000)]
+    weak = 1_234  # one token of one item the model was unsure of
+    pieces = ['{"title": "t", "items": [']
+    logprobs = [-0.1]
+    for i, item in enumerate(items):
+        pieces += [("" if i == 0 else ", ") + '"', item, '"']
+        logprobs += [-0.1, -4.0 if i == weak else -0.01, -0.1]
+    pieces.append("]}")
+    logprobs.append(-0.1)
+    tokens = [TokenLogprob(p, lp) for p, lp in zip(pieces, logprobs, strict=True)]
+    probs = field_probabilities(tokens)
+    assert probs["items"] == pytest.approx(2.718281828 ** -4.0)
+    assert probs["title"] == pytest.approx(2.718281828 ** -0.1)  # its token wrote '"t", ...'

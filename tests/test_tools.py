@@ -310,7 +310,7 @@ async def test_async_callable_object():
 
 async def test_lax_coercion():
     result = await Tool.from_function(add).run(_use({"a": "30", "b": 12}, name="add", id="c9"))
-    assert result == ToolResultBlock("c9", "42", is_error=False, name="add")
+    assert result == ToolResultBlock("c9", "42", is_error=False, name="add", is_json=True)
 
 
 async def test_validation_error_names_the_field():

@@ -24,6 +24,7 @@ from agentflow.events import Complete, OutputPartial
 from agentflow.testing import Call, FunctionModel, RecordedRequest, Reply, ScriptedModel
 from agentflow.web import EventStreamResponse, SQLiteStateStore, sse_response
 from agentflow.web.wire import event_to_dict
+from tests.virtual_clock import run_virtual
 
 
 class Contact(BaseModel):
@@ -183,29 +184,35 @@ async def test_bad_input_is_a_400_before_any_stream(run_server: Any) -> None:
     assert body["error"]["type"] == "InvalidInputError"
 
 
-async def test_idle_stream_gets_pings() -> None:
-    async def events() -> AsyncIterator[Any]:
-        await asyncio.sleep(0.35)
-        yield OutputPartial({"a": 1})
-        await asyncio.sleep(0.35)
-        yield OutputPartial({"a": 2})
+def test_idle_stream_gets_pings() -> None:
+    """On a virtual clock: pings every 0.1 s while the events are 0.35 s apart,
+    whatever the load (a late timer would merge pings on a real one)."""
 
-    sent: list[bytes] = []
+    async def main() -> None:
+        async def events() -> AsyncIterator[Any]:
+            await asyncio.sleep(0.35)
+            yield OutputPartial({"a": 1})
+            await asyncio.sleep(0.35)
+            yield OutputPartial({"a": 2})
 
-    async def receive() -> dict[str, Any]:
-        await asyncio.sleep(10)
-        return {"type": "http.disconnect"}
+        sent: list[bytes] = []
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message.get("body", b""))
+        async def receive() -> dict[str, Any]:
+            await asyncio.sleep(10)
+            return {"type": "http.disconnect"}
 
-    response = EventStreamResponse(events(), ping_interval=0.1)
-    await response({"type": "http"}, receive, send)  # type: ignore[arg-type]
-    raw = b"".join(sent)
-    assert raw.count(b": ping\n\n") >= 2
-    assert raw.index(b"id: 1") < raw.index(b": ping")  # no ping before the first event
-    with pytest.raises(ValueError, match="ping_interval"):
-        EventStreamResponse(events(), ping_interval=0)
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message.get("body", b""))
+
+        response = EventStreamResponse(events(), ping_interval=0.1)
+        await response({"type": "http"}, receive, send)  # type: ignore[arg-type]
+        raw = b"".join(sent)
+        assert raw.count(b": ping\n\n") >= 2
+        assert raw.index(b": ping") < raw.index(b"id: 1")  # the silence before the first event too
+        with pytest.raises(ValueError, match="ping_interval"):
+            EventStreamResponse(events(), ping_interval=0)
+
+    run_virtual(main())
 
 
 async def test_client_disconnect_cancels_the_call_and_keeps_the_state(run_server: Any) -> None:
@@ -241,11 +248,10 @@ async def test_client_disconnect_cancels_the_call_and_keeps_the_state(run_server
         while b"text_chunk" not in seen:
             seen += await response.content.readany()
         response.close()  # the client goes away mid-stream
-    await asyncio.wait_for(model_cancelled.wait(), 5)
-    for _ in range(100):
-        if outcomes:
-            break
-        await asyncio.sleep(0.02)
+    await asyncio.wait_for(model_cancelled.wait(), 60)
+    async with asyncio.timeout(60):  # a guard against a hang only
+        while not outcomes:  # noqa: ASYNC110 - on_close offers no event of its own
+            await asyncio.sleep(0.02)
     assert outcomes == ["disconnected"]
     assert state.memory == []  # the call never committed
 

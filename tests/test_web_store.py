@@ -200,10 +200,13 @@ async def test_failed_call_saves_nothing(store: StateStore) -> None:
 
 
 async def test_cancelled_call_saves_nothing(store: StateStore) -> None:
-    agent = ReActAgent("t", note_model(delay=30))
+    model = note_model(delay=30)
+    agent = ReActAgent("t", model)
     task = asyncio.ensure_future(call_with_store(agent, store, "c", "slow", Note))
-    await asyncio.sleep(0.2)
-    task.cancel()
+    async with asyncio.timeout(60):  # a guard against a hang only
+        while not model.requests:  # noqa: ASYNC110 - the model offers no event
+            await asyncio.sleep(0.01)
+    task.cancel()  # mid-call: the state was loaded and the model asked
     with pytest.raises(asyncio.CancelledError):
         await task
     assert (await store.load("c")).version == 0

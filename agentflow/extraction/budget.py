@@ -237,9 +237,10 @@ def _surely_fits(text: str, max_chars: int | None, chunk_tokens: int) -> bool:
     ``max_chars`` characters): no more UTF-8 bytes than tokens (a tokenizer
     writes at most a token a byte; ``estimate_tokens``' 3 characters a token is
     no bound: base64 or hex takes 1.5, and a mail's attachment then filled the
-    window, leaving its reply 83 tokens)."""
+    window, leaving its reply 83 tokens). A lone surrogate counts as its three
+    bytes (a strict encode raised, and the run ended)."""
     return ((max_chars is None or len(text) <= max_chars)
-            and len(text.encode("utf-8")) <= chunk_tokens)
+            and len(text.encode("utf-8", "surrogatepass")) <= chunk_tokens)
 
 
 class FitCheck:

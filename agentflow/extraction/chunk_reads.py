@@ -11,7 +11,10 @@ over it when it comes first. Where the field has a learned locator
 the values it finds in the whole document (the whole document, not the
 chunk alone, says which values are the field's: a chunk that begins inside
 a nested object has its own depths wrong, and reads a nested ``version``
-as the top-level one); where the rule finds no value in the whole
+as the top-level one), in the whole document's first record where the
+rule learned its value is the first record's (``agentflow.grounding.
+locator_records.record_values``: the first Atom entry's ``<link>``, never
+the second's, which a later chunk reads alone); where the rule finds no value in the whole
 document, a chunk reads the field when its text writes the rule's label
 (``Locator.label_written``: the label with an empty value, or a value of
 another kind). Where some chunk reads the field and answers it, only such
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from agentflow.grounding.locator_records import record_values
 from agentflow.grounding.locator_rule import Locator
 
 __all__ = ["ChunkReads"]
@@ -50,7 +54,7 @@ class ChunkReads:
 
     def __init__(self, locators: Mapping[str, Locator], text: str) -> None:
         self._rules = {name: rule for name, rule in locators.items() if not rule.many}
-        self._whole = {name: {_fold(v) for v in rule.values(text)}
+        self._whole = {name: {_fold(v) for v in record_values(rule, text)}
                        for name, rule in self._rules.items()}
         self._labelled = {name for name, rule in self._rules.items()
                           if not self._whole[name] and rule.label_written(text)}

@@ -64,6 +64,7 @@ from agentflow.grounding.marked_types import (
     sequence_item,
     unwrap_annotated,
 )
+from agentflow.grounding.spans import outside
 from agentflow.grounding.tokens import pieces
 from agentflow.grounding.void_blocks import live_text, void_spans
 from agentflow.output.grammar_values import item_places, places
@@ -293,11 +294,11 @@ def lists_left(output_type: Any, output: Any, source: str,
 def _left_out(name: str, value: Sequence[Any], marker: Grounded, pattern: str | None,
               source: str, spans: Mapping[str, Sequence[Span]]) -> list[Span]:
     """The items the rules allow that no item of ``value`` took (nor holds)."""
-    taken = [tuple(found[0]) for i in range(len(value))
+    taken = [(found[0][0], found[0][1]) for i in range(len(value))
              if (found := spans.get(f"{name}[{i}]"))]
     bound = _after_end(marker, spans)
     allowed = [(s, e) for _, s, e in item_places(source, pattern, marker.line) if s >= bound]
-    return [(s, e) for s, e in allowed if not any(ts <= s and e <= te for ts, te in taken)]
+    return outside(allowed, taken)
 
 
 def _all_items(name: str, value: Sequence[Any], marker: Grounded, pattern: str | None,
@@ -314,8 +315,7 @@ def _all_items(name: str, value: Sequence[Any], marker: Grounded, pattern: str |
         return False  # an item inside the one before it: its text taken twice
     bound = _after_end(marker, spans)
     allowed = [(s, e) for _, s, e in item_places(source, pattern, marker.line) if s >= bound]
-    left = [(s, e) for s, e in allowed
-            if not any(ts <= s and e <= te for ts, te in taken)]
+    left = outside(allowed, taken)
     if not left:
         return True
     return cap is not None and len(value) >= cap and all(s >= taken[-1][1] for s, _ in left)

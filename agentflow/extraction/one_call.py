@@ -69,6 +69,8 @@ async def extract_one(
         probs = complete.message.metadata.get(FIELD_PROBS)
     except Exception as exc:  # every failure becomes this input's result
         value, error, probs = None, exc, None
+        if isinstance(exc, StrayCancelError) and isinstance(exc.__cause__, asyncio.CancelledError):
+            error = stray_error(item.id, exc.__cause__)  # the call's: named by its input
         if isinstance(exc, StructuredOutputError | ProviderError) and exc.usage is not None:
             usage = exc.usage  # raised mid-call (on_invalid="raise", a vendor error...): it counts
     except asyncio.CancelledError as exc:

@@ -302,11 +302,16 @@ class ExtractionPlan:
 
 
 def check_plan(output: Any, chunking: Chunking | None) -> None:
-    """The checks a run makes before it builds an agent (``check_items``).
+    """The checks a run makes before it builds an agent: ``output`` is an
+    output type (``OutputSpec.of``: a value, pydantic's ``BaseModel`` itself or a
+    class no JSON Schema describes was a bare pydantic error or ``AttributeError``
+    from the iteration), and ``check_items``.
 
     Raises:
+        SchemaError: ``output`` is no output type.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
     """
+    OutputSpec.of(output)
     check_items(output, chunking.items if chunking is not None else None)
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentflow._exc_text import exception_text
 from agentflow.documents.budget import DEFAULT_BUDGET
 from agentflow.documents.inputs import Document, InputError, iter_documents, prepared
 from agentflow.documents.listing import is_named, named_files
@@ -236,7 +237,8 @@ class SourceReader:
         try:
             text = self._prepare(text)
         except Exception as exc:  # a user's prepare: report it, keep going
-            return Source(None, problem=f"prepare() raised {type(exc).__name__}: {exc}")
+            return Source(None, problem=f"prepare() raised {type(exc).__name__}: "
+                                        f"{exception_text(exc)}")
         if not isinstance(text, str):
             return Source(None, problem=f"prepare() returned {type(text).__name__}, not str")
         return Source(text, note="the text the model saw (re-read through prepare)")

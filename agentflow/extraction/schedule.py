@@ -20,6 +20,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from agentflow._anyio_fast import receive_soon, send_soon, stop_task
 from agentflow._commit import stray_cancel
+from agentflow._logging import get_logger
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.model import input_scope
 from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, as_input, async_inputs
@@ -31,6 +32,8 @@ from agentflow.model import Usage
 from agentflow.ratelimit import request_priority
 
 __all__ = ["WINDOW", "deliver", "schedule"]
+
+_log = get_logger("agentflow.extraction")
 
 
 WINDOW = 8
@@ -116,6 +119,11 @@ async def schedule(
             # live calls go first at the rate governor; batch requests know their input
             with request_priority("batch"), input_scope(item.id):
                 result = await counted.run(index, item, calls)
+        except Exception as exc:  # a stage before or after the call that failed on this input
+            # (the call's own failures are its record already): this input's failed record,
+            # never the run's end as an ExceptionGroup; the run's fault is still the run's
+            _log.exception("extract.input_failed", input_id=item.id)
+            result = ExtractResult(index, item.id, None, exc, Usage(), 0, 0.0)
         except asyncio.CancelledError as exc:  # the run's cancellation, or code's own?
             if not stray_cancel(exc):
                 raise

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 import typing
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from agentflow._exc_text import exception_text
 from agentflow.errors import SchemaError
 
 __all__ = ["SetupError", "check_api_key", "check_batch_mode", "check_module_settings",
@@ -43,7 +45,8 @@ def _import_failure(ref: str, exc: BaseException) -> SetupError:
     if isinstance(exc, SyntaxError):
         where = f"{exc.filename or ref}, line {exc.lineno}" if exc.lineno else ref
         return SetupError(f"cannot import schema module {ref!r}: SyntaxError: {exc.msg} ({where})")
-    return SetupError(f"cannot import schema module {ref!r}: {type(exc).__name__}: {exc}")
+    return SetupError(f"cannot import schema module {ref!r}: {type(exc).__name__}: "
+                      f"{exception_text(exc)}")
 
 
 def load_module(ref: str) -> ModuleType:
@@ -155,7 +158,8 @@ def check_module_settings(module: ModuleType | None, ref: str) -> None:
     are used.)
 
     Raises:
-        SetupError: naming the setting, what it is and what it must be.
+        SetupError: naming the setting, what it is and what it must be (a
+            ``prepare`` that cannot be called with the text alone too).
     """
     if module is None:
         return
@@ -172,6 +176,17 @@ def check_module_settings(module: ModuleType | None, ref: str) -> None:
     if prepare is not None and not callable(prepare):
         raise SetupError(f"{ref}: prepare must be a function (text -> text), got "
                          f"{type(prepare).__name__}")
+    if prepare is not None:  # one that cannot take the text failed every input's record
+        try:
+            signature = inspect.signature(prepare)
+        except (TypeError, ValueError):  # a builtin without a signature: called as it is
+            return
+        try:
+            signature.bind("text")
+        except TypeError as exc:
+            raise SetupError(f"{ref}: prepare must take the document's text as its one "
+                             f"argument (text -> text); prepare{signature} cannot: "
+                             f"{exc}") from None
 
 
 def check_api_key(model: str, *, api_key: str | None, base_url: str | None) -> None:

@@ -158,7 +158,8 @@ that overlap in the source simply have overlapping spans.
 
 from __future__ import annotations
 
-from agentflow.grounding.locate import GroundingCheck, check_grounding, locate
+from agentflow.grounding.check import GroundingCheck
+from agentflow.grounding.locate import locate
 from agentflow.grounding.marker import (
     GROUNDED_KEY,
     LINE_KEY,
@@ -169,6 +170,7 @@ from agentflow.grounding.marker import (
     mark_all_strings,
 )
 from agentflow.grounding.marker_checks import grounding_plan
+from agentflow.grounding.placing import check_grounding
 from agentflow.grounding.values import GroundedValue, grounded_values
 
 __all__ = [

@@ -1,5 +1,5 @@
 """The result of checking an output's grounded values (``GroundingCheck``,
-made by ``agentflow.grounding.locate.check_grounding``): the spans found,
+made by ``agentflow.grounding.placing.check_grounding``): the spans found,
 each kind of failure, and the message the model reads back."""
 
 from __future__ import annotations

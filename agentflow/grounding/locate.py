@@ -1,7 +1,7 @@
 """Locating grounded values in the source: the one definition of "verbatim"
-(``agentflow.grounding`` documents it, with the occurrence rule),
-whole tokens, whole lines and whole items, and the check of an output's
-grounded values (its result, ``GroundingCheck``: ``grounding_check``).
+(``agentflow.grounding`` documents it, with the occurrence rule), whole
+tokens, whole lines and whole items. Placing an output's values by the
+occurrence rule (``check_grounding``) is ``agentflow.grounding.placing``.
 """
 
 from __future__ import annotations
@@ -10,27 +10,16 @@ import bisect
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
-from agentflow.grounding.check import GroundingCheck, Span, sibling_path
-from agentflow.grounding.edges import edge_problem
+from agentflow.grounding.check import Span
 from agentflow.grounding.escapes import unescaped
 from agentflow.grounding.folding import TYPOGRAPHIC, fold_text
-from agentflow.grounding.items import item_at, item_spans, own_item_spans
-from agentflow.grounding.lines import line_around, line_at, line_spans
-from agentflow.grounding.longest import longer_span, maximal_test
-from agentflow.grounding.tokens import cuts_token, token_at
+from agentflow.grounding.items import item_spans, own_item_spans
+from agentflow.grounding.lines import line_around, line_spans
+from agentflow.grounding.occurrence_index import starts
+from agentflow.grounding.tokens import cuts_token
 
-if TYPE_CHECKING:
-    from agentflow.grounding.values import GroundedValue
-
-__all__ = ["TYPOGRAPHIC", "GroundingCheck", "Span", "check_grounding", "locate", "occurrences",
-           "on_line"]
-
-_Places = tuple[list[Span], Callable[[Span], bool]]
-"""A placed value's candidate places, in document order, and the test of
-which of them it may take (``longest``: the maximal ones, tested lazily)."""
+__all__ = ["TYPOGRAPHIC", "Span", "locate", "occurrences", "on_line"]
 
 
 def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
@@ -114,10 +103,8 @@ def _plain_occurrences(value: str, source: str, case_sensitive: bool) -> list[Sp
     """The exact occurrences if there are any, else the whitespace-normalised ones."""
     spans: list[Span] = []
     if case_sensitive:
-        i = source.find(value)
-        while i >= 0:
-            spans.append((i, i + len(value)))
-            i = source.find(value, i + 1)
+        size = len(value)
+        spans = [(i, i + size) for i in starts(value, source)]
         if spans:
             return spans
     if not case_sensitive and value.isascii() and source.isascii() and value.split() == [value]:
@@ -178,12 +165,10 @@ def _spaced_occurrences(value: str, source: str, case_sensitive: bool) -> list[S
     if not case_sensitive:
         target = target.lower()
     spans: list[Span] = []
-    i = text.find(target)
-    while i >= 0:
+    for i in starts(target, text):
         last = i + len(target) - 1  # (both ends are no whitespace: no run holds them)
         spans.append((i + dropped[bisect.bisect(runs, i)],
                       last + 1 + dropped[bisect.bisect(runs, last)]))
-        i = text.find(target, i + 1)
     return spans
 
 
@@ -257,141 +242,3 @@ def occurrences(
     if line is not None:
         every = _on_lines(every, source, line, whole_items)
     return every
-
-
-def check_grounding(values: Sequence[GroundedValue], source: str,
-                    prior: frozenset[Span] = frozenset()) -> GroundingCheck:
-    """Locate each grounded value in ``source`` by the occurrence rule.
-
-    ``prior``: spans an earlier extraction pass took (``agentflow.extraction.
-    recall``); like the spans of the values before it, a value takes one of
-    them only when it occurs nowhere else (a repeated list item a later pass
-    copied is its next occurrence, not the one already found).
-
-    A value whose marker says ``after="field"`` must begin at or after the
-    end of that sibling field's value (its earliest end among the places its
-    own rules allow); when it does, the sibling's span is moved, if needed,
-    to a place that ends before this value begins, and so in turn the field
-    that sibling follows (a chain ``a -> b -> c``: every span ends before the
-    next one begins). A null or unfound sibling sets no bound.
-
-    Returns a ``GroundingCheck`` with a span per found value, the values not
-    found and the empty ones (never raises).
-    """
-    result = GroundingCheck()
-    options: dict[str, _Places] = {}  # where each placed value could be, for ``after``
-    follows: dict[str, str] = {}  # path -> the path of the value it was placed after
-    taken: set[Span] = set(prior)
-    cursor = 0
-    bounds: tuple[set[int], set[int]] | None = None  # of the lines, computed once if needed
-    items: set[Span] | None = None  # of the list items, computed once if needed
-    for gv in values:
-        if not gv.value.strip():
-            result.empty.append((gv.path, gv.optional))
-            continue
-        every = _occurrences(gv.value, source, gv.marker.case_sensitive)
-        if every and gv.marker.whole_tokens:
-            whole = _whole(every, source)
-            if not whole:
-                result.cut.append((gv.path, gv.value, token_at(source, *every[0])))
-            every = whole
-        if every and gv.marker.whole_lines:
-            bounds = bounds or _line_bounds(source)
-            whole = _whole_lines(every, bounds)
-            if not whole:
-                result.cut_lines.append((gv.path, gv.value, line_at(source, *every[0])))
-            every = whole
-        if every and gv.marker.whole_items:
-            items = set(item_spans(source)) | set(own_item_spans(source)) if (
-                items is None) else items
-            whole = [s for s in every if s in items]
-            if not whole:
-                result.cut_items.append((gv.path, gv.value, item_at(source, *every[0]) or ""))
-            every = whole
-        if every and gv.marker.line is not None:
-            placed = _on_lines(every, source, gv.marker.line, gv.marker.whole_items)
-            if not placed:
-                result.off_line.append((gv.path, gv.value, gv.marker.line))
-            every = placed
-        keep: Callable[[Span], bool] = _always
-        if every and gv.marker.longest and gv.pattern is not None:
-            # tested lazily, where a place is looked at: a value repeated
-            # thousands of times costs a test per place used, not per place
-            keep = maximal_test(source, gv.pattern, whole_tokens=gv.marker.whole_tokens,
-                                line=gv.marker.line)
-            if not any(map(keep, every)):
-                a, b = longer_span(source, every[0], gv.pattern,
-                                   whole_tokens=gv.marker.whole_tokens,
-                                   line=gv.marker.line) or every[0]
-                result.shortened.append((gv.path, gv.value, source[a:b]))
-                every = []
-        sibling = sibling_path(gv.path, gv.marker.after) if gv.marker.after else None
-        bound = options.get(sibling) if sibling is not None else None
-        if every and bound:
-            low = _earliest_end(*bound)
-            after = [s for s in every if s[0] >= low]
-            if not any(map(keep, after)):
-                result.misordered.append((gv.path, gv.value, str(gv.marker.after)))
-                if sibling in result.spans:
-                    a, b = result.spans[sibling][0]
-                    result.preceding[gv.path] = source[a:b]
-                after = []
-            every = after
-        if not every:
-            result.unfound.append((gv.path, gv.value))
-            if gv.optional:
-                result.nullable.append(gv.path)
-            continue
-        span = next((s for s in every if s[0] >= cursor and s not in taken and keep(s)), None)
-        span = span or next((s for s in every if s not in taken and keep(s)),
-                            None) or next(filter(keep, every))
-        if gv.marker.clean:
-            clean = [s for s in every if keep(s) and edge_problem(gv.value, source, s) is None]
-            if not clean:
-                why = edge_problem(gv.value, source, span) or "has an unclean edge"
-                result.unclean.append((gv.path, gv.value, why))
-                result.unfound.append((gv.path, gv.value))
-                if gv.optional:
-                    result.nullable.append(gv.path)
-                continue
-            if span not in clean:
-                span = next((s for s in clean if s not in taken), clean[0])
-        if sibling is not None and bound:
-            follows[gv.path] = sibling
-            _pull_before(result.spans, options, follows, taken, sibling, span[0])
-        taken.add(span)
-        cursor = span[0]
-        options[gv.path] = (every, keep)
-        result.spans[gv.path] = [span]
-    return result
-
-
-def _always(span: Span) -> bool:
-    return True
-
-
-def _earliest_end(places: list[Span], keep: Callable[[Span], bool]) -> int:
-    """The earliest end among ``places`` that ``keep`` allows (one exists)."""
-    return next(e for s, e in sorted(places, key=lambda se: se[1]) if keep((s, e)))
-
-
-def _pull_before(spans: dict[str, list[Span]], options: dict[str, _Places],
-                 follows: dict[str, str], taken: set[Span], path: str | None,
-                 limit: int) -> None:
-    """Move the span of ``path`` (and, in turn, of the values it follows) to
-    its last place that ends by ``limit``, while it ends after ``limit``.
-
-    Each move only makes a span end earlier, so the values placed after it
-    stay after it; the value it follows is pulled before its new start the
-    same way (a chain ``a -> b -> c`` whose ``b`` moved for ``c`` moves ``a``
-    for ``b``). A place always exists: each value's places begin at or after
-    the earliest end of the places of the value it follows."""
-    while path is not None and spans[path][0][1] > limit:
-        places, keep = options[path]
-        last = next((s for s in reversed(places) if s[1] <= limit and keep(s)), None)
-        if last is None:
-            return
-        taken.discard(spans[path][0])
-        spans[path] = [last]
-        taken.add(last)
-        path, limit = follows.get(path), last[0]

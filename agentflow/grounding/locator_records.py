@@ -60,14 +60,20 @@ from agentflow.grounding.folding import same_text
 from agentflow.grounding.lines import KEY_LINE, indent_of
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.locator_siblings import later_differs, later_sibling_only, learn_record
+from agentflow.grounding.locator_sections import below_section_only, learn_section
+from agentflow.grounding.locator_siblings import (
+    first_values,
+    later_differs,
+    later_sibling_only,
+    learn_record,
+)
 from agentflow.grounding.void_blocks import live_text
 from agentflow.output.examples import CheckedExample
 
 _FIRST_WORD = re.compile(r"[ \t]*([^\W\d][\w-]*)")
 
 __all__ = ["differing_blocks", "first_record", "in_first_record", "later_record_only",
-           "learn_records", "same_block", "unread_labels"]
+           "learn_records", "record_values", "same_block", "unread_labels"]
 
 
 def first_record(text: str, live: str | None = None) -> str | None:
@@ -174,11 +180,31 @@ def later_record_only(rule: Locator, source: str) -> bool:
     """Whether ``rule`` learned ``first_record`` finds values in ``source``, a
     document of several records, but none in its first (``in_first_record``),
     or finds them only past the first sibling block of the kind it learned
-    (``agentflow.grounding.locator_siblings.later_sibling_only``): what it
-    finds there is a later record's."""
+    (``agentflow.grounding.locator_siblings.later_sibling_only``), or only
+    below the first section line of the keyword it learned (``agentflow.
+    grounding.locator_sections.below_section_only``): what it finds there
+    is a later record's."""
     return (rule.first_record and first_record(source, live_text(source)) is not None and bool(
         rule.values(source)) and not in_first_record(rule, source)) or later_sibling_only(
-        rule, source)
+        rule, source) or below_section_only(rule, source)
+
+
+def record_values(rule: Locator, text: str) -> list[str]:
+    """What a single-value ``rule`` finds in ``text`` where its examples show
+    the field's value: up to the end of the first record of the kind it
+    learned (``Locator.record``; ``agentflow.grounding.locator_siblings.
+    first_values``), else in the first record (``Locator.first_record``);
+    all it finds for any other rule, on a text of one record, or where the
+    first record holds none (the second Atom entry's ``<link>`` is not the
+    first entry's: ``agentflow.extraction.chunk_reads``)."""
+    found = rule.values(text)
+    if rule.many or not found:
+        return found
+    first = first_values(rule, text)
+    if first is None and rule.first_record and (
+            head := first_record(text, live_text(text))) is not None:
+        first = rule.values(head)
+    return first or found
 
 
 def learn_records(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
@@ -189,10 +215,12 @@ def learn_records(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     first = bool(filled) and not (rule.group or rule.heading or rule.items) and all(
         in_first_record(rule, e.text) and _in_first_paragraph(rule, e.text) for e in filled)
     record = learn_record(rule, examples)
+    section = learn_section(rule, examples)
     several = (rule.many and rule.continued and any(
         len(_distinct(rule.blocks(e.text))) > 1 for e in filled)) or any(
         later_differs(dataclasses.replace(rule, record=record), e.text) for e in filled)
-    return dataclasses.replace(rule, first_record=first, several=several, record=record)
+    return dataclasses.replace(rule, first_record=first, several=several, record=record,
+                               section=section)
 
 
 def _in_first_paragraph(rule: Locator, text: str) -> bool:

@@ -214,6 +214,13 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
             host`` of ssh_config), or ``""``: where the rule finds the value
             only in a later such block of a document, null is offered beside
             it, and it is never pinned.
+        section: the keyword of the section lines every example that writes
+            one writes its single value above (``agentflow.grounding.
+            locator_sections``: sshd_config's ``Match Group admins``, an
+            ssh_config's ``Host``, a line an example indents lines under),
+            or ``""``: on a document that writes such a line, a value the
+            rule finds only below the first (a ``Match`` block written flush
+            left) is offered beside null, never pinned.
         several: a continued list rule whose label an example writes twice
             with different items, its value the first block (``agentflow.
             grounding.locator_records``); learned ``False`` where none does:
@@ -310,6 +317,7 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins):
     first_record: bool = False
     several: bool = False
     record: str = ""
+    section: str = ""
     decimal: bool = False
     unit: bool = False
     parents: tuple[str, ...] = ()

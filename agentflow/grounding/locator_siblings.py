@@ -29,13 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentflow.grounding.brace_records import kind_spans, opener_words
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.sibling_blocks import record_kinds, record_spans, share_keys
 from agentflow.grounding.void_blocks import live_text
 from agentflow.output.examples import CheckedExample
 
-__all__ = ["first_sibling_alone", "later_differs", "later_sibling_only", "learn_record"]
+_INSIDE = " > "  # (``agentflow.grounding.sibling_blocks``: a kind inside another's first block)
+
+__all__ = ["first_sibling_alone", "first_values", "later_differs", "later_sibling_only",
+           "learn_record"]
 
 
 def _shown(rule: Locator, text: str, kind: str) -> tuple[int, str, int, bool] | None:
@@ -56,12 +60,17 @@ def _shown(rule: Locator, text: str, kind: str) -> tuple[int, str, int, bool] | 
 
 def learn_record(rule: Locator, examples: Sequence[CheckedExample]) -> str:
     """The record kind the examples show a single-value ``rule``'s value in
-    (see the module docstring), the one whose first record begins first in
-    the first example that fills the field; ``""`` where none does."""
+    (see the module docstring): a kind of brace block where one is shown
+    (``_braces_apart``; the one whose first block begins first, of two
+    there its keyword and label before its keyword alone; then of the
+    kinds inside that block, the innermost its examples also show the
+    value in the first of: ``server > location``), else the one whose first
+    record begins first in the first example that fills the field; ``""``
+    where none does."""
     filled = [e for e in examples if example_value(e, rule.field)]
     if rule.many or not filled:
         return ""
-    best: tuple[int, str] | None = None
+    shown_in: list[tuple[tuple[bool, int, int], str]] = []
     for kind in record_kinds(live_text(filled[0].text).splitlines(keepends=True)):
         shown = [_shown(rule, e.text, kind) for e in filled]
         if any(s is None for s in shown):
@@ -69,17 +78,57 @@ def learn_record(rule: Locator, examples: Sequence[CheckedExample]) -> str:
         seen = [s for s in shown if s is not None]
         if kind.startswith("under "):  # a name, not a key every example writes
             records = len({s[1] for s in seen}) > 1 or any(s[2] > 1 and s[3] for s in seen)
+        elif kind.startswith("brace "):
+            records = _braces_apart(kind.partition(" ")[2], rule, filled)
         elif kind == "doc" or kind.startswith(("element ", "array ")):
             records = any(s[2] > 1 for s in seen)
         else:  # two records of differing names in one example
             records = any(len({name for *_, name in record_spans(
                 live_text(e.text).splitlines(), kind)}) > 1 for e in filled)
-        if records and (best is None or seen[0][0] < best[0]):
-            best = (seen[0][0], kind)
-    return best[1] if best else ""
+        if records:
+            shown_in.append(((not kind.startswith("brace "), seen[0][0], -len(kind.split(" "))),
+                             kind))
+    if not shown_in:
+        return ""
+    rank, best = min(shown_in)
+    inside = [(start, f"{best}{_INSIDE}{kind.partition(' ')[2]}")
+              for (_, start, _), kind in shown_in if kind.startswith("brace ") and start > rank[1]]
+    inside = [(start, kind) for start, kind in inside if best.startswith("brace ") and all(
+        _shown(rule, e.text, kind) is not None for e in filled)]
+    return max(inside)[1] if inside else best
 
 
-def _first_values(rule: Locator, source: str) -> list[str] | None:
+def _braces_apart(kind: str, rule: Locator, filled: Sequence[CheckedExample]) -> bool:
+    """Whether the examples show the brace blocks of ``kind``
+    (``agentflow.grounding.brace_records.brace_kinds``) are the records
+    ``rule``'s value is in, not merely the first block: of a keyword and
+    its label (``resource "aws_instance"``), an example writes a block of
+    the same keyword and another label (an ``aws_security_group``), and
+    the label holds no example's value (``location /``: the field's own
+    value, ``/``, no kind); of a keyword alone (``server``), an example
+    writes two such blocks, or a block of another keyword, closed before
+    its first (``upstream api {}``: not one around it, an ``http {``)."""
+    want = kind.split(" ")
+    for e in filled:
+        lines = live_text(e.text).splitlines()
+        openers = [(i, words) for i, line in enumerate(lines)
+                   if (words := opener_words(line)) is not None]
+        if len(want) > 1:
+            value = " ".join(str(example_value(e, rule.field)).split()).strip("\"'")
+            if value and value in want[1]:
+                return False
+            if any(w[0] == want[0] and len(w) > 1 and w[1] != want[1] for _, w in openers):
+                return True
+            continue
+        spans = kind_spans(lines, kind)
+        if len(spans) > 1 or any(
+                w[0] != want[0] and any(a == i and b <= spans[0][0] for a, b, _ in kind_spans(
+                    lines, w[0])) for i, w in openers if i < spans[0][0]):
+            return True
+    return False
+
+
+def first_values(rule: Locator, source: str) -> list[str] | None:
     """What ``rule`` finds in ``source`` up to the end of the first record of
     its kind, where ``source`` writes several; else ``None``."""
     if not rule.record:
@@ -105,9 +154,27 @@ def _own_values(rule: Locator, text: str) -> list[str]:
 def later_sibling_only(rule: Locator, source: str) -> bool:
     """Whether ``rule`` learned a record kind (``Locator.record``) finds values
     in ``source``, a document of several records of that kind, but none up
-    to the end of the first: what it finds is a later record's."""
-    first = _first_values(rule, source)
+    to the end of the first: what it finds is a later record's. Of a brace
+    block kind (``brace server``), whether it finds a value anywhere but
+    first inside the first block of the kind (``_first_in_block``): in a
+    block of another kind before it, in a later one, in a document that
+    writes none of that kind (a Terraform ``module`` block's ``ami``)."""
+    if rule.record.startswith("brace "):
+        return bool(rule.values(source)) and not _first_in_block(rule, source)
+    first = first_values(rule, source)
     return first is not None and not first and bool(rule.values(source))
+
+
+def _first_in_block(rule: Locator, source: str) -> bool:
+    """Whether ``rule`` (a brace block kind) finds a value inside the first
+    block of its kind in ``source``, and none before it."""
+    lines = live_text(source).splitlines(keepends=True)
+    spans = record_spans(lines, rule.record)
+    if not spans:
+        return False
+    start, end, _ = spans[0]
+    return not _own_values(rule, source[:sum(map(len, lines[:start]))]) and bool(
+        _own_values(rule, source[:sum(map(len, lines[:end]))]))
 
 
 def first_sibling_alone(rule: Locator, source: str) -> bool:
@@ -118,7 +185,7 @@ def first_sibling_alone(rule: Locator, source: str) -> bool:
     write."""
     if not rule.several:
         return False
-    first = _first_values(rule, source)
+    first = first_values(rule, source)
     return bool(first) and len({" ".join(v.split()) for v in first or []}) == 1
 
 
@@ -126,7 +193,7 @@ def later_differs(rule: Locator, text: str) -> bool:
     """Whether ``rule`` (a learned record kind) finds one value in the first
     of ``text``'s several records and another past it (an example's
     ``image:`` of each service)."""
-    first = _first_values(rule, text)
+    first = first_values(rule, text)
     if not first:
         return False
     folded = {" ".join(v.split()) for v in first}

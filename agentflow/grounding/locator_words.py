@@ -20,6 +20,7 @@ class LocatorWords(LocatorReading):
     field: str
     echoes: tuple[str, ...]
     record: str
+    section: str
     row: tuple[str, ...]
 
     def describe(self) -> str:
@@ -52,6 +53,8 @@ class LocatorWords(LocatorReading):
                 f"{k + ':'!r}" for k in self.echoes) + ": where that differs, unpinned)"
         if self.record:
             under += f", in {record_words(self.record)}"
+        if self.section:
+            under += f", above the first line opened by {self.section!r}"
         if self.row:
             sides = " and ".join(f"{text!r} {side}" for text, side in zip(
                 self.row, ("before it", "after it"), strict=True) if text)

@@ -166,7 +166,7 @@ def maximal_test(source: str, pattern: str, *, whole_tokens: bool, line: str | N
     """A test of whether a span of ``source`` is maximal (no longer span the
     rules allow contains it: ``longer_span`` is ``None``), memoized per span
     and stopping at the first longer span found, nearest first. Verification
-    asks it only of the occurrences it needs (``locate.check_grounding``),
+    asks it only of the occurrences it needs (``placing.check_grounding``),
     so a value that occurs thousands of times costs a test per occurrence
     looked at, not per occurrence. A pattern Python cannot read: every span
     is maximal."""

@@ -18,6 +18,12 @@ one of:
 * ``group KIND``: INI-style group lines of one kind (``agentflow.
   grounding.groups``: ``[remote "origin"]`` and ``[remote "fork"]``,
   TOML's ``[[bin]]`` array tables) each open one;
+* ``brace KIND``: the brace blocks of one kind (``agentflow.grounding.
+  brace_records.kind_spans``: ``brace server``, ``brace resource
+  "aws_instance"``), each from its opening line to its closing ``}``, at
+  any depth, whatever blocks of other kinds come between them; ``brace
+  OUTER > INNER``: the blocks of kind ``INNER`` inside the first block of
+  kind ``OUTER`` (``brace server > location``);
 * ``doc``: the documents of a stream between ``---`` lines (Kubernetes
   manifests), each one that holds a line that is no comment;
 * ``element PATH``: in a markup document (``agentflow.grounding.markup``),
@@ -40,13 +46,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from agentflow.grounding.brace_records import brace_kinds, kind_spans
 from agentflow.grounding.brackets import is_bracketed, item_spans
 from agentflow.grounding.depths import line_depths
 from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.markup import element_spans, is_markup
 
-__all__ = ["record_kinds", "record_spans", "record_words", "share_keys"]
+__all__ = ["head_word", "record_kinds", "record_spans", "record_words", "share_keys"]
 
 _BLOCK_KEY = re.compile(r"[ \t]*([^\s#:\-\[{\"'][^:#]*?|\"[^\"\n]+\"|'[^'\n]+'):"
                         r"[ \t]*(?:&\S+[ \t]*)?(?:#.*)?\r?\Z")
@@ -55,6 +62,8 @@ _HEAD = re.compile(r"[ \t]*([^\W\d][\w-]*)[ \t]+\S")
 """A line that begins with a keyword and an argument (``Host build-server``)."""
 _MAX_HEAD_WORDS = 5  # a header line is short: a keyword and a few patterns, not prose
 _SEPARATOR = "---"
+_INSIDE = " > "
+"""Between two brace block kinds: blocks of the second inside the first's first block."""
 
 
 def record_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
@@ -66,10 +75,12 @@ def record_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
         depth, _, key = arg.partition(" ")
         return _under(lines, int(depth), key)
     if what == "head":
-        starts = [(i, _head_name(line)) for i, line in enumerate(lines) if _head_word(line) == arg]
+        starts = [(i, _head_name(line)) for i, line in enumerate(lines) if head_word(line) == arg]
     elif what == "group":
         starts = [(i, key) for i, line in enumerate(lines)
                   if (key := group_key(line.rstrip("\r\n"))) and (group_kind(key) or key) == arg]
+    elif what == "brace":
+        return _brace_spans(lines, arg)
     elif what == "doc":
         return _documents(lines)
     elif what == "element":
@@ -86,6 +97,18 @@ def record_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
         return []
     ends = [i for i, _ in starts[1:]] + [len(lines)]
     return [(i, end, name) for (i, name), end in zip(starts, ends, strict=True)]
+
+
+def _brace_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
+    """The blocks of brace block ``kind``; of ``OUTER > INNER``, the blocks
+    of kind ``INNER`` inside the first block of kind ``OUTER`` (the
+    ``location`` blocks of the first ``server``)."""
+    outer, nested, inner = kind.partition(_INSIDE)
+    spans = kind_spans(lines, outer)
+    if not nested or not spans:
+        return spans
+    a, b, _ = spans[0]
+    return [(a + s, a + e, name) for s, e, name in kind_spans(lines[a:b], inner) if s]
 
 
 def _under(lines: Sequence[str], depth: int, key: str) -> list[tuple[int, int, str]]:
@@ -113,7 +136,7 @@ def _under(lines: Sequence[str], depth: int, key: str) -> list[tuple[int, int, s
     return [(i, e, name) for (i, name), e in zip(starts, ends, strict=True)]
 
 
-def _head_word(line: str) -> str:
+def head_word(line: str) -> str:
     """The keyword ``line`` begins with as a header line (``host`` of ``Host
     x``), letter case folded; ``""`` where it is none (a ``key:`` or
     ``key=`` line, a long line of prose)."""
@@ -146,12 +169,13 @@ def record_kinds(lines: Sequence[str]) -> list[str]:
         bare = line.rstrip("\r\n")
         if (m := _BLOCK_KEY.match(bare)) is not None:
             out.append(f"under {depths[i]} {m.group(1).strip()}")
-        if word := _head_word(bare):
+        if word := head_word(bare):
             out.append(f"head {word}")
         if key := group_key(bare):
             out.append(f"group {group_kind(key) or key}")
     if any(line.strip() == _SEPARATOR for line in lines):
         out.append("doc")
+    out += [f"brace {kind}" for kind in brace_kinds(lines)]
     rows = [line.rstrip("\r\n") for line in lines]
     if is_markup(rows):
         out += [f"element {path}" for path, _, _ in element_spans(rows)]
@@ -177,6 +201,10 @@ def record_words(kind: str) -> str:
         return f"the first block opened by {arg!r}"
     if what == "group":
         return f"the first group {arg!r}"
+    if what == "brace":
+        outer, nested, inner = arg.partition(_INSIDE)
+        words = f"the first block {outer + ' {'!r}"
+        return f"the first block {inner + ' {'!r} of {words}" if nested else words
     if what == "element":
         return f"the first element {arg!r}"
     if what == "array":

@@ -1,12 +1,14 @@
 """Spans of a text, ``[start, end)`` character offsets: joining the ones
 that overlap (void blocks, the lists under a heading, the stretches where no
-number is read). Pure functions."""
+number is read), and keeping the ones no other span holds. Pure functions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+import itertools
+from collections.abc import Iterable, Sequence
 
-__all__ = ["merge_spans"]
+__all__ = ["merge_spans", "outside"]
 
 
 def merge_spans(spans: Iterable[tuple[int, int]], *,
@@ -22,3 +24,19 @@ def merge_spans(spans: Iterable[tuple[int, int]], *,
         else:
             merged.append((start, end))
     return merged
+
+
+def outside(spans: Iterable[tuple[int, int]],
+            holders: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans, in their order, that no span of ``holders`` contains
+    (``hs <= s and e <= he``): sorted once and searched (the latest end of
+    the holders that start by ``s``), never each holder for each span."""
+    ordered = sorted(holders)
+    starts = [hs for hs, _ in ordered]
+    reach = list(itertools.accumulate((he for _, he in ordered), max))
+    kept = []
+    for s, e in spans:
+        at = bisect.bisect_right(starts, s)
+        if not at or reach[at - 1] < e:
+            kept.append((s, e))
+    return kept

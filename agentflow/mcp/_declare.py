@@ -76,8 +76,10 @@ def _checked_schema(server: str, tool: str, schema: Mapping[str, Any]
 def declare_tool(server: str, mcp_tool: Any, name: str, call: CallTool,
                  max_retries: int | None) -> Tool:
     """``mcp_tool`` (an SDK ``Tool`` listed by ``server``) as an agent ``Tool``
-    called ``name``, whose function calls ``call`` and raises ``ToolError`` on
-    the server's ``isError`` (the model reads it as an error result). That
+    called ``name``, whose function calls ``call`` and returns the result's
+    text, or the value it is the JSON of (``MCPToolResult.is_json``: the tool
+    result is then that value's, ``ToolResultBlock.is_json``), and raises
+    ``ToolError`` on the server's ``isError`` (the model reads it as an error result). That
     text is the remote tool's failure (FastMCP sends an exception's text so),
     so it goes through ``mask_secrets`` as a Python tool's exception does:
     registered keys, URLs' user info and queries never reach the model, the
@@ -89,11 +91,11 @@ def declare_tool(server: str, mcp_tool: Any, name: str, call: CallTool,
     model, sent = _checked_schema(server, mcp_tool.name, mcp_tool.input_schema or {})
     remote = str(mcp_tool.name)
 
-    async def function(**arguments: Any) -> str:
+    async def function(**arguments: Any) -> Any:
         result = await call(remote, arguments)
         if result.is_error:
             raise ToolError(mask_secrets(result.text))
-        return str(result.text)
+        return result.value if result.is_json else str(result.text)
 
     function.__name__ = name
     description = (mcp_tool.description or getattr(mcp_tool, "title", None)

@@ -50,6 +50,12 @@ class MCPToolResult:
         images: the image blocks, decoded (an image whose bytes are not of a
             known image type is described in ``text`` only).
         raw: the SDK's ``CallToolResult``, as received.
+        is_json: ``text`` is the JSON of one value, ``value`` (the structured
+            content, or a number, list or object the SDK wrapped), with no
+            other block beside it: the agent's tool returns that value, so a
+            UI shows the number ``12``, not the text ``"12"``
+            (``ToolResultBlock.is_json``).
+        value: that value when ``is_json``, else ``None``.
     """
 
     text: str
@@ -57,6 +63,8 @@ class MCPToolResult:
     structured: Mapping[str, Any] | None = None
     images: tuple[ImageBlock, ...] = ()
     raw: Any = field(default=None, repr=False, compare=False)
+    is_json: bool = False
+    value: Any = field(default=None, repr=False, compare=False)
 
 
 def _size(data: str) -> str:
@@ -109,8 +117,10 @@ def read_result(raw: Any) -> MCPToolResult:
     is_error = bool(raw.is_error)
     structured = raw.structured_content if isinstance(raw.structured_content, Mapping) else None
     parts: list[str] = []
+    value: Any = None
     if structured is not None and not is_error:
-        parts.append(_structured_text(structured, raw.content))
+        value = _structured_value(structured, raw.content)
+        parts.append(value if isinstance(value, str) else json_bytes(value, default=str).decode())
         parts.extend(_render(b, images) for b in raw.content if getattr(b, "type", "") != "text")
     else:
         parts.extend(_render(b, images) for b in raw.content)
@@ -118,13 +128,15 @@ def read_result(raw: Any) -> MCPToolResult:
     if not text:
         text = ("the tool reported an error and gave no message" if is_error
                 else "(the tool returned no content)")
-    return MCPToolResult(text, is_error, structured, tuple(images), raw)
+    is_json = len(parts) == 1 and structured is not None and not isinstance(value, str)
+    return MCPToolResult(text, is_error, structured, tuple(images), raw, is_json,
+                         value if is_json else None)
 
 
-
-def _structured_text(structured: Mapping[str, Any], blocks: Any) -> str:
-    """What the model reads of ``structuredContent`` (the module docstring):
-    the SDK's ``{"result": value}`` wrapping as the value, else the object."""
+def _structured_value(structured: Mapping[str, Any], blocks: Any) -> Any:
+    """The value the model reads of ``structuredContent`` (the module
+    docstring; as JSON unless a ``str``): the SDK's ``{"result": value}``
+    wrapping as the value, else the object."""
     if set(structured) == {"result"}:
         text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
         try:
@@ -132,6 +144,5 @@ def _structured_text(structured: Mapping[str, Any], blocks: Any) -> str:
         except ValueError:
             twin = False
         if not twin:  # the text blocks are the value: the SDK wrapped it
-            value = structured["result"]
-            return value if isinstance(value, str) else json_bytes(value, default=str).decode()
-    return json_bytes(structured, default=str).decode()
+            return structured["result"]
+    return structured

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import anyio
 from mcp import ClientSession
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError as SDKError
 from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
 from pydantic_core import to_jsonable_python
@@ -39,8 +40,9 @@ from agentflow.errors import (
 from agentflow.mcp._results import MCPToolResult, read_result
 from agentflow.mcp._transports import HTTP_STATUS, Target, call_reads
 from agentflow.tools import Tool
+from agentflow.tools.progress import Reporter, reporter
 
-__all__ = ["InFlight", "ServerCalls", "sendable"]
+__all__ = ["InFlight", "Progress", "ServerCalls", "sendable"]
 
 
 class _Default:
@@ -132,6 +134,20 @@ def _unsendable(value: Any, path: str = "") -> str | None:
     return None
 
 
+Progress = ProgressFnT
+"""``async (progress, total, message) -> None``: ``call_tool``'s ``progress``."""
+
+
+def _passed_on(report: Reporter) -> Progress:
+    """A ``progress`` callback that passes a server's notifications on to the
+    tool run's reporter (``agentflow.tools.progress``)."""
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        report(progress, total, message)
+
+    return progress
+
+
 class InFlight:
     """How many requests wait on each session, and a wait until one has none."""
 
@@ -175,10 +191,13 @@ class ServerCalls:
     _reconnect: Callable[[], Awaitable[ClientSession]]  # MCPServer's
 
     async def _call_for_agent(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
-        return await self.call_tool(name, arguments)
+        report = reporter()  # (a streamed call's tool run: its progress is read)
+        return await self.call_tool(name, arguments,
+                                    progress=None if report is None else _passed_on(report))
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
                         timeout: float | _Default | None = _DEFAULT,  # noqa: ASYNC109
+                        progress: Progress | None = None,
                         ) -> MCPToolResult:
         """Call the server's tool ``name`` (its own name, not prefixed).
 
@@ -187,6 +206,12 @@ class ServerCalls:
                 Over streamable HTTP the call's response may go that long
                 without a byte (``None``: for ever), past the target's
                 ``read_timeout`` (300 s) that bounds the other requests.
+            progress: awaited with ``(progress, total, message)`` for each
+                ``notifications/progress`` the server sends about the call
+                (the request carries a ``progressToken`` then, as the MCP
+                spec's Progress section has it; ``None``: none is asked for).
+                An agent's streamed call passes its tools' progress on as
+                ``ToolProgress`` events.
 
         Returns:
             The result, ``is_error`` set when the server said the tool failed.
@@ -213,8 +238,8 @@ class ServerCalls:
         async def call(session: ClientSession) -> Any:
             try:  # (None to the SDK is its session's timeout, the connect_timeout: inf is none)
                 return await session.call_tool(
-                    name, sent,
-                    read_timeout_seconds=math.inf if limit is None else limit)
+                    name, sent, read_timeout_seconds=math.inf if limit is None else limit,
+                    progress_callback=progress)
             except RuntimeError as exc:  # the SDK's check of structuredContent against outputSchema
                 raise ToolError(f"MCP server {self.name!r}: tool {name!r} returned an invalid "
                                 f"result: {mask_secrets(str(exc))}") from exc

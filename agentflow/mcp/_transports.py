@@ -9,9 +9,11 @@ or the URL without user info, query and fragment, through ``mask_secrets``.
 Header values, environment values and option values (``--api-key=X``,
 ``--token X``) whose name says they are secret, and key-like URL path
 segments, are registered as secrets (``agentflow._secrets``), so they are
-masked there and in any SDK message that echoes one; the loggers of the
-SDK's HTTP transports and of its HTTP client (``_HTTP_LOGGERS``), which
-quote the URL, query included, in their records, get the same mask.
+masked there and in any SDK message that echoes one; the SDK's loggers
+(``mask_sdk_records``: every module's under ``mcp``, and its client session's
+``client``) and its HTTP client's (``_HTTP_LOGGERS``), whose records quote
+the URL, query included, or a server's message, get the same mask, over
+every transport.
 The session id a streamable HTTP server gives (``mcp-session-id``: whoever
 holds it may act in the session) is masked in those loggers' records too
 (``_session_ids``: the SDK logs it at INFO, "Received session ID: <id>").
@@ -20,6 +22,7 @@ holds it may act in the session) is masked in those loggers' records too
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shlex
 import sys
@@ -34,6 +37,7 @@ from urllib.parse import urlsplit
 import orjson
 from mcp_types import INTERNAL_ERROR
 
+from agentflow._logging import mask_records, mask_records_from
 from agentflow._secrets import mask_secrets, register_secret
 from agentflow.mcp._session_ids import SESSION_IDS
 
@@ -54,6 +58,24 @@ _HTTP_LOGGERS = ("httpx2", "mcp", "mcp.client.streamable_http", "mcp.client.sse"
 for every request; the SDK's "Connecting to ... endpoint: <url>"), and the SDK's others
 (``mask_records`` masks each module's logger under ``mcp``: the transports are named as
 they may be imported only when their first server opens)."""
+
+_SDK_CLIENT_LOGGER = "client"
+"""The logger the SDK's client session writes to (``mcp.client.session``:
+``logging.getLogger("client")``): a notification it cannot read, with the
+validation error quoting the server's values, a callback that failed. An
+application may name a logger so too: only the SDK's own records are masked
+(``mask_records_from``)."""
+
+
+def mask_sdk_records() -> None:
+    """Mask the records of the SDK's loggers (``mcp`` and each module's
+    under it, its client session's ``client``) and of its HTTP client's
+    (``_HTTP_LOGGERS``), as agentflow's own are (``_logging``). Idempotent."""
+    import mcp
+
+    mask_records(*_HTTP_LOGGERS)
+    mask_records_from(_SDK_CLIENT_LOGGER, os.path.dirname(mcp.__file__))
+
 
 _SESSION_HEADER = "mcp-session-id"
 """The streamable HTTP transport's session header."""
@@ -116,6 +138,7 @@ class StdioTarget:
         ``expired`` is for HTTP (a process has no session to expire)."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        mask_sdk_records()
         # bytes that are not UTF-8 (a child process of the server writing to the stdout it
         # inherited, a Latin-1 file's content) read as U+FFFD: the SDK's strict decoding
         # ended its reader inside a drain that lasts as long as the process, so that call
@@ -216,6 +239,7 @@ class HTTPTarget:
         session is ended with an HTTP DELETE, the connections closed).
         ``expired`` is called when the server answers 404 to a request naming
         the session (streamable HTTP: "the client MUST start a new session")."""
+        mask_sdk_records()
         SESSION_IDS.watch(*_HTTP_LOGGERS, "agentflow")  # (mask_records, with the ids)
         headers = dict(self.headers or {})
         if self.sse:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from agentflow._exc_text import exception_text
 from agentflow.errors import (
     DegenerateOutputError,
     GroundingError,
@@ -158,4 +159,4 @@ def error_list(exc: Exception) -> list[dict[str, Any]]:
     pydantic's errors of a ``ValidationError``, else one entry with its message."""
     if isinstance(exc, ValidationError):
         return [dict(e) for e in exc.errors(include_url=False)]
-    return [{"loc": (), "msg": str(exc), "type": type(exc).__name__}]
+    return [{"loc": (), "msg": exception_text(exc), "type": type(exc).__name__}]

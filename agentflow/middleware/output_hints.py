@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from agentflow._exc_text import exception_text
 from agentflow._secrets import mask_secrets
 from agentflow.errors import DegenerateOutputError, GroundingError
 from agentflow.tools import describe_validation_error
@@ -43,7 +44,9 @@ def raw_detail(exc: Exception) -> str:
     ``failure_detail`` is what leaves the engine."""
     if isinstance(exc, GroundingError | DegenerateOutputError):
         return exc.detail
-    return describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+    if isinstance(exc, ValidationError):
+        return describe_validation_error(exc)
+    return exception_text(exc)  # a validator's own exception: its __str__ may fail
 
 
 def failure_detail(exc: Exception) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, RootModel
 from typing_extensions import is_typeddict
 
-__all__ = ["is_object_type", "is_type_form", "not_a_type", "type_name"]
+__all__ = ["is_object_type", "is_type_form", "not_a_model", "not_a_type", "type_name"]
 
 
 def is_object_type(tp: Any) -> bool:
@@ -49,6 +49,19 @@ def not_a_type(value: Any) -> str:
     return (f"the output type must be a type (a pydantic model, dataclass or TypedDict "
             f"class, or a form such as list[Model]), got a value of type "
             f"{type(value).__name__}{hint}")
+
+
+def not_a_model(tp: Any) -> str | None:
+    """Why ``tp``, a class, is no output type although it looks like one (``None``
+    when it is one): pydantic's own bases, ``BaseModel`` and ``RootModel``
+    unparametrized, describe no fields (``BaseModel`` was sent as an empty
+    object, then its validated output crashed the checks after the request
+    with a bare ``TypeError``; ``RootModel``'s root is any value)."""
+    if tp is BaseModel or tp is RootModel:
+        example = ("a subclass declaring them (class Contact(BaseModel): name: str)"
+                   if tp is BaseModel else "it parametrized (RootModel[list[Contact]])")
+        return f"pydantic's {tp.__name__} itself describes no fields: pass {example}"
+    return None
 
 
 def type_name(tp: Any) -> str:

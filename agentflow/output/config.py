@@ -8,6 +8,12 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import ValidationError
 
+from agentflow._arguments import (
+    check_choice,
+    check_instance,
+    check_int,
+    check_optional,
+)
 from agentflow.errors import ModelRetry
 from agentflow.grounding import Grounded
 from agentflow.messages import ToolUseBlock
@@ -84,7 +90,9 @@ class OutputConfig:
             the prompt by a whole reply each. ``None`` keeps every attempt.
 
     Raises:
-        ValueError: a negative retry count or ``attempts_in_context``.
+        ValueError: a negative retry count or ``attempts_in_context``, an
+            unknown policy or ``end_strategy`` name.
+        TypeError: a setting of the wrong type, naming it.
     """
 
     strategy: OutputStrategy = field(default_factory=AutoStrategy)
@@ -100,15 +108,26 @@ class OutputConfig:
     attempts_in_context: int | None = 1
 
     def __post_init__(self) -> None:
-        if self.attempts_in_context is not None and self.attempts_in_context < 0:
-            raise ValueError(
-                f"attempts_in_context must be >= 0 or None, got {self.attempts_in_context}")
-        if self.max_forcing < 0 or self.output_retries < 0:
-            raise ValueError(
-                f"max_forcing and output_retries must be >= 0, got {self.max_forcing} and "
-                f"{self.output_retries}"
-            )
-        if self.end_strategy not in ("safe", "early", "exhaustive"):
-            raise ValueError(
-                f"end_strategy must be 'safe', 'early' or 'exhaustive', got {self.end_strategy!r}"
-            )
+        """Each setting checked (``agentflow._arguments``): a misspelt policy
+        (``on_invalid="raize"``) was taken as ``"retry"``, silently.
+
+        Raises:
+            TypeError / ValueError: naming the setting, what it must be and
+                what it got.
+        """
+        check_int("attempts_in_context", self.attempts_in_context, 0, optional=True)
+        check_int("max_forcing", self.max_forcing, 0)
+        check_int("output_retries", self.output_retries, 0)
+        check_choice("end_strategy", self.end_strategy, ("safe", "early", "exhaustive"))
+        check_choice("on_invalid", self.on_invalid, ("retry", "raise"), call=True)
+        check_choice("on_multiple", self.on_multiple, ("retry", "raise"), call=True)
+        check_instance("ground", self.ground, (bool, Grounded), "True, False or a Grounded()")
+        check_optional("reminder", self.reminder, StructuredOutputReminder,
+                       "a StructuredOutputReminder")
+        if isinstance(self.validators, str) or not isinstance(self.validators, Sequence):
+            raise TypeError("validators must be a sequence of functions, got "
+                            f"{type(self.validators).__name__}")
+        for n, validator in enumerate(self.validators):
+            if not callable(validator):
+                raise TypeError(f"validators[{n}] must be a function (output -> output), "
+                                f"got {type(validator).__name__}")

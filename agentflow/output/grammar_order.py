@@ -17,7 +17,7 @@ items). The later field may also be a list of such values (``ListShape``):
 each item then begins at or after the bound, and a list of whole items stays
 a chain in document order, each item once, from the first item after the
 bound. Verified only, after decoding
-(``agentflow.grounding.locate.check_grounding``, as on every model): a
+(``agentflow.grounding.placing.check_grounding``, as on every model): a
 field whose places cannot be listed (a grounded string with neither a line
 rule nor a pattern, any span being a value; a pattern in a longer source;
 more than ``grammar_values.MAX_CANDIDATES`` places), a list whose items may

@@ -34,7 +34,13 @@ from agentflow._nesting import nesting_depth
 from agentflow.errors import SchemaError
 from agentflow.grounding.after_keys import after_by_key
 from agentflow.model import ResponseFormat, SchemaDialect, ToolSpec
-from agentflow.output._type_forms import is_object_type, is_type_form, not_a_type, type_name
+from agentflow.output._type_forms import (
+    is_object_type,
+    is_type_form,
+    not_a_model,
+    not_a_type,
+    type_name,
+)
 from agentflow.output._wrapper_key import result_under_other_key, schema_echo
 from agentflow.output.decoding import normalize
 from agentflow.output.dialects import DialectSchema, transform_schema
@@ -105,11 +111,15 @@ class OutputSpec:
 
         Raises:
             SchemaError: ``output_type`` is a value, not a type (an instance of a
-                model, a dict, a string, a function), or pydantic cannot build a
+                model, a dict, a string, a function), pydantic's ``BaseModel`` or
+                ``RootModel`` itself (``not_a_model``), or pydantic cannot build a
                 JSON Schema for the type.
         """
         if not isinstance(output_type, type) and not is_type_form(output_type):
             raise SchemaError("", not_a_type(output_type))
+        bare = not_a_model(output_type)
+        if bare is not None:
+            raise SchemaError(type_name(output_type), bare)
         return OutputSpec._of(output_type)
 
     @staticmethod

@@ -62,36 +62,53 @@ def _skip(text: str, i: int) -> int:
 def _leaves(text: str, start: int) -> tuple[list[tuple[int, int]], int]:
     """The content spans of the leaves of the JSON value at ``start`` (a
     string without its quotes, a number, ``true``/``false``/``null`` whole;
-    an array's or object's leaves in order) and where the value ends.
+    an array's or object's leaves in order) and where the value ends. Read
+    with a stack of the containers open, not a call per level: a value
+    nested thousands deep is read in time linear in its text.
 
     Raises:
         ValueError: no JSON value there.
     """
-    start = _skip(text, start)
-    head = text[start:start + 1]
-    if head == "[" or head == "{":
-        leaves: list[tuple[int, int]] = []
-        i = _skip(text, start + 1)
-        close = "]" if head == "[" else "}"
-        while i < len(text) and text[i] != close:
-            if head == "{":
-                _, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
-                i = _skip(text, i)
-                if text[i:i + 1] != ":":
-                    raise ValueError("no ':' after a key")
-                i += 1
-            found, i = _leaves(text, i)
-            leaves += found
-            i = _skip(text, i)
-            if text[i:i + 1] == ",":
-                i = _skip(text, i + 1)
-        if text[i:i + 1] != close:
-            raise ValueError("an unclosed array or object")
-        return leaves, i + 1
-    _, end = _DECODER.raw_decode(text, start)
-    if head == '"':
-        return [(start + 1, end - 1)] if end - 1 > start + 1 else [(start, end)], end
-    return [(start, end)], end
+    leaves: list[tuple[int, int]] = []
+    heads: list[str] = []  # the "[" or "{" of each container open, innermost last
+    i = start
+    while True:
+        i = _skip(text, i)
+        head = text[i:i + 1]
+        if head == "[" or head == "{":
+            heads.append(head)
+            i = _skip(text, i + 1)
+        else:
+            _, end = _DECODER.raw_decode(text, i)
+            leaves.append((i + 1, end - 1) if head == '"' and end - 1 > i + 1 else (i, end))
+            i = end
+            if not heads:
+                return leaves, i
+            i = _after(text, i)
+        while True:  # in the innermost container: its next member, or its close
+            head = heads[-1]
+            close = "]" if head == "[" else "}"
+            if i < len(text) and text[i] != close:
+                if head == "{":
+                    _, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+                    i = _skip(text, i)
+                    if text[i:i + 1] != ":":
+                        raise ValueError("no ':' after a key")
+                    i += 1
+                break
+            if text[i:i + 1] != close:
+                raise ValueError("an unclosed array or object")
+            heads.pop()
+            i += 1
+            if not heads:
+                return leaves, i
+            i = _after(text, i)
+
+
+def _after(text: str, i: int) -> int:
+    """Past the whitespace and the comma (if any) after a member at ``i``."""
+    i = _skip(text, i)
+    return _skip(text, i + 1) if text[i:i + 1] == "," else i
 
 
 def value_spans(text: str) -> dict[str, list[tuple[int, int]]]:
@@ -172,11 +189,11 @@ def field_probabilities(tokens: Sequence[TokenLogprob],
         return {}
     count = len(ends)
     out: dict[str, float] = {}
+    encoded = {} if plain else _byte_offsets(text, spans.values())
     for key, leaves in spans.items():
         worst = 0.0
         for start, end in leaves:
-            lo, hi = (start, end) if plain else (len(text[:start].encode()),
-                                                  len(text[:end].encode()))
+            lo, hi = (start, end) if plain else (encoded[start], encoded[end])
             # the tokens that overlap [lo, hi): the first ending past lo (it starts at
             # or before lo), then each next one while it starts (where the one before
             # it ends) before hi
@@ -192,6 +209,19 @@ def field_probabilities(tokens: Sequence[TokenLogprob],
                         worst = logprob
         out[key] = math.exp(worst)
     return out
+
+
+def _byte_offsets(text: str, leaves: Iterable[list[tuple[int, int]]]) -> dict[int, int]:
+    """Each start and end of ``leaves`` (character offsets of ``text``) with
+    its byte offset in ``text`` as UTF-8 (``len(text[:i].encode())``), read in
+    one pass over the text: a reply's thousands of list items each encoding
+    the text before it took time growing with the square of the reply."""
+    offsets: dict[int, int] = {}
+    char = size = 0
+    for i in sorted({i for spans in leaves for span in spans for i in span}):
+        size += len(text[char:i].encode())
+        char, offsets[i] = i, size
+    return offsets
 
 
 def _laid_out(data: bytes, known: Mapping[str, int]) -> dict[str, list[tuple[int, int]]] | None:

@@ -65,6 +65,7 @@ from agentflow.providers._http_settings import (
     HttpSettings,
     RateHeaders,
     api_key_from,
+    checked_base_url,
     checked_headers,
     own_host,
     register_credentials,
@@ -117,7 +118,8 @@ class HttpClient(RequestSteps):
         model: the model's id, named (as ``vendor:model``) by ``ModelClosedError``.
 
     Raises:
-        InvalidModelError: ``base_url`` holds ``user:password@`` and ``headers``
+        InvalidModelError: ``base_url`` is no http(s) URL with a host
+            (``checked_base_url``), or it holds ``user:password@`` and ``headers``
             an ``Authorization`` (aiohttp refuses to send both, at the first
             request, as a bare ``ValueError``), or a header holds a control
             character (``checked_headers``; outer whitespace is dropped).
@@ -136,7 +138,7 @@ class HttpClient(RequestSteps):
         rate_headers: RateHeaders | None = None,
         model: str = "",
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = checked_base_url(vendor, base_url).rstrip("/")
         self.model = model
         self.closed = False
         """``aclose()`` was called: requests raise ``ModelClosedError``."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from urllib.parse import parse_qsl, urlsplit
 
-from agentflow._secrets import register_secret
+from agentflow._secrets import redact_urls, register_secret
 from agentflow.errors import InvalidModelError
 from agentflow.providers._reply_cap import DEFAULT_MAX_REPLY_BYTES
 from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, governor_for
@@ -24,6 +24,7 @@ __all__ = [
     "HttpSettings",
     "RateHeaders",
     "api_key_from",
+    "checked_base_url",
     "checked_headers",
     "is_credential_header",
     "join_url",
@@ -162,14 +163,48 @@ def _host_of(url: str) -> tuple[str, int | None] | None:
     """``(host, port)`` of ``url`` (a bare ``host[:port]`` too), the host in
     lower case and a scheme's default port (``:443`` of ``https``) as none;
     ``None`` when it names no host or a port that is no number."""
-    parts = urlsplit(url if "://" in url else f"//{url}")
     try:
+        parts = urlsplit(url if "://" in url else f"//{url}")
         port = parts.port
-    except ValueError:
+    except ValueError:  # not a URL (an unclosed IPv6 bracket, a port that is no number)
         return None
     if not parts.hostname:
         return None
     return parts.hostname, None if port == _DEFAULT_PORTS.get(parts.scheme.lower()) else port
+
+
+def checked_base_url(vendor: str, base_url: str) -> str:
+    """``base_url`` as given, once it is a URL a request can go to: ``http`` or
+    ``https``, a host, a port that is a number up to 65535. Each other was
+    taken at construction and failed only at the first request, as a
+    "cannot reach" ``ProviderConnectionError`` retried like a network fault
+    (``127.0.0.1:8000/v1`` without its scheme, ``ftp://``, port ``99999``), or
+    as a bare ``ValueError`` traceback (``http://[::1``, an unclosed IPv6
+    bracket); a batch then wrote a failed record for every input.
+
+    Raises:
+        InvalidModelError: naming the URL (its credentials masked) and what
+            is wrong with it.
+    """
+    if not isinstance(base_url, str):
+        raise InvalidModelError(f"{vendor}: base_url must be a str, got "
+                                f"{type(base_url).__name__}")
+    shown = redact_urls(base_url)
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018  (raises for a port that is no number, or past 65535)
+    except ValueError as exc:  # an unclosed IPv6 bracket, a port that is no number
+        raise InvalidModelError(f"{vendor}: base_url {shown!r} is not a URL ({exc}); "
+                                "write it as http(s)://host[:port]/path") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        hint = f"; did you mean 'http://{shown}'?" if "://" not in base_url else ""
+        raise InvalidModelError(
+            f"{vendor}: base_url {shown!r} is not an http:// or https:// URL{hint}")
+    if not parts.hostname:
+        raise InvalidModelError(f"{vendor}: base_url {shown!r} names no host; write it as "
+                                f"{scheme}://host[:port]/path")
+    return base_url
 
 
 def own_host(base_url: str, *vendor_urls: str) -> bool:

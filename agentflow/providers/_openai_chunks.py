@@ -249,7 +249,7 @@ class ChunkParser:
     def tool_call(self, call: Mapping[str, Any]) -> ToolCallDelta:
         """One ``tool_calls[]`` entry as a ``ToolCallDelta``."""
         fn = call.get("function") or {}
-        call_id = call.get("id") or None
+        call_id = _call_id(call.get("id"))
         name = fn.get("name") or None
         index = call.get("index")
         fresh = call_id is not None and call_id not in self._ids  # another call begins
@@ -358,3 +358,15 @@ class ChunkParser:
         if self._details is not None and self._details.changed:
             return [self._details_chunk(self._details)]
         return []
+
+
+def _call_id(given: Any) -> Any:
+    """A ``tool_calls[]`` entry's ``id`` as the reply gave it: an integer as
+    its decimal text, as OpenAI-compatible servers send some (NVIDIA NIM's
+    ``z-ai/glm-5.1``, anomalyco/opencode#25786: "Expected 'id' to be a
+    string"), which failed the whole reply as a malformed event; an empty
+    value (``""``, ``null``) none, so the call gets an id of its own; any
+    other as it is (a string; else refused as malformed by ``ReplyGuard``)."""
+    if type(given) is int:
+        return str(given)
+    return given or None

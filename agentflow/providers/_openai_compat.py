@@ -38,6 +38,7 @@ from agentflow.providers._http import (
     own_host,
     shared_governor,
 )
+from agentflow.providers._http_settings import checked_base_url
 from agentflow.providers._markup import (
     AnyMarkup,
     markups_for_model,
@@ -198,6 +199,7 @@ class OpenAICompatibleModel(OpenAISending):
         url = (base_url or self.default_base_url).rstrip("/")
         if not url:
             raise InvalidModelError(f"{self.vendor}: base_url is required")
+        checked_base_url(self.vendor, url)  # before anything reads it
         self.own_host = own_host(url, self.default_base_url, *self.own_hosts)
         key = api_key_from(api_key, "")
         if not key and self.own_host:

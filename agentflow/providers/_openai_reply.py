@@ -102,13 +102,27 @@ class OpenAIReplyHooks:
         key ``"error"`` is parsed (a reply's own text has its quotes escaped:
         ``error_body``; ``data``, the HTTP layer's parse, answers a reply with
         ``choices`` at once). Vendors with other envelopes override this
-        (MiniMax's ``base_resp``)."""
+        (MiniMax's ``base_resp``). A completion holding neither a choice nor
+        an error (``"choices": null`` or ``[]``, or a ``chat.completion``
+        without them: OpenRouter's passing "no completion" hiccup,
+        pydantic/pydantic-ai#6901, or its completion nested under
+        ``provider``, #3994) is the ``ServerError`` of an empty reply, retried
+        here like a 5xx; it failed the call at once, "retryable" yet sent again
+        by nothing. (Other 200 bodies, a server's ``/tokenize`` or
+        ``/apply-template`` answer, are no completion: left alone.)"""
         if type(data) is dict and data.get("choices"):  # a reply: no scan of the body
             return None
-        data = error_body(body)
-        if not isinstance(data, dict) or data.get("choices"):
-            return None
-        return self.payload_error(data)
+        scanned = error_body(body)
+        if isinstance(scanned, dict) and not scanned.get("choices"):
+            found = self.payload_error(scanned)
+            if found is not None:
+                return found
+        if type(data) is dict and ("choices" in data
+                                   or str(data.get("object")).startswith("chat.completion")):
+            return ServerError(f"empty reply from {self.vendor}: no choice, no content and no "
+                               "finish reason; it is not an answer (retried)",
+                               status=200, vendor=self.vendor)
+        return None
 
     def whole_chunks(self, guard: ReplyGuard, data: Any, markup: MarkupFilter
                     ) -> list[ModelChunk]:

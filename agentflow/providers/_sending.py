@@ -165,6 +165,7 @@ class RequestSteps:
             before_sleep=lambda st: _log.info(
                 "http.retry", vendor=self.vendor, attempt=st.attempt_number,
                 error=type(st.outcome.exception()).__name__ if st.outcome else None,
+                wait=st.next_action.sleep if st.next_action else None,
             ),
         )
         sent: Sent | None = None

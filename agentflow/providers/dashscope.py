@@ -183,10 +183,20 @@ at the next ``<parameter=`` or at the end of the function."""
 def parse_qwen_xml_call(body: str) -> list[MarkupCall] | None:
     """The calls of one Qwen3-Coder ``<tool_call>`` block:
     ``<function=name><parameter=key>value</parameter></function>`` (values
-    are text, typed later from the tool's schema; ``_XML_PARAMETER``)."""
-    calls = [MarkupCall(name, {k: v.strip("\n") for k, v in _XML_PARAMETER.findall(inner)},
-                        raw_values=True)
-             for name, inner in _FUNCTION.findall(body)]
+    are text, typed later from the tool's schema; ``_XML_PARAMETER``).
+    ``None`` when the block holds anything but functions, or a function
+    anything but parameters: a parameter tag the model broke
+    (``<parameter enabled>``) was dropped, and the call ran without that
+    argument, its default used (the kind of sgl-project/sglang#39435)."""
+    if _FUNCTION.sub("", body).strip():
+        return None
+    calls = []
+    for name, inner in _FUNCTION.findall(body):
+        if _XML_PARAMETER.sub("", inner).strip():
+            return None
+        calls.append(MarkupCall(name, {k: v.strip("\n")
+                                       for k, v in _XML_PARAMETER.findall(inner)},
+                                raw_values=True))
     return calls or None
 
 

@@ -28,8 +28,10 @@ Everything special about DeepSeek (shared/providers.md section 2):
   instead: ``<｜DSML｜function_calls>`` (V4: ``<｜DSML｜tool_calls>``) around
   ``<｜DSML｜invoke name="f">`` blocks of ``<｜DSML｜parameter name="k"
   string="true|false">v</｜DSML｜parameter>`` (``string="true"``: the text
-  itself, else a JSON value), also with ASCII ``|`` (``DSML_MARKUPS``). On by
-  default here; any OpenAI-compatible adapter takes them with
+  itself, else a JSON value), also with ASCII ``|`` (``DSML_MARKUPS``); V4 at
+  long context may leave out the section's opening tag, writing the invokes
+  bare, up to the reply's end (``BARE_DSML_MARKUPS``). On by default here;
+  any OpenAI-compatible adapter takes them with
   ``tool_markups=["deepseek", "deepseek-dsml", ...]``.
 * ``strict`` tools are honoured only on the beta base URL
   (``https://api.deepseek.com/beta``); elsewhere the flag is not sent.
@@ -42,7 +44,7 @@ tests/test_sdk_conformance.py): ``thinking`` and ``messages[].reasoning_content`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -54,8 +56,9 @@ from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
 
-__all__ = ["DEEPSEEK_MARKUP", "DEFAULT_PROFILE", "DSML_MARKUPS", "PROFILES", "DeepSeekChatModel",
-           "create", "parse_deepseek_calls", "parse_dsml_calls"]
+__all__ = ["BARE_DSML_MARKUPS", "DEEPSEEK_MARKUP", "DEFAULT_PROFILE", "DSML_MARKUPS", "PROFILES",
+           "DeepSeekChatModel", "bare_dsml_parser", "create", "parse_deepseek_calls",
+           "parse_dsml_calls"]
 
 _THINKING = ModelProfile(
     tool_choice_modes=frozenset({"auto", "none", "required", "specific"}),
@@ -139,7 +142,11 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
     name="k" string="true|false">v</｜DSML｜parameter>`` (DeepSeek-V3.2's
     encoding_dsv32.py: ``string="true"`` marks the raw text of a string, else
     the value is JSON). Values without the attribute are typed from the tool's
-    schema. ``None`` when anything but invokes is in the block or one is broken."""
+    schema. ``None`` when anything but invokes is in the block, anything but
+    parameters in an invoke (a parameter tag the model broke, as
+    ``<parameter name="enabled">true</｜DSML｜parameter>``: read as a call
+    without that argument, its default then used, sgl-project/sglang#39435),
+    or one is broken."""
     calls: list[MarkupCall] = []
     end = 0
     for match in _INVOKE.finditer(body):
@@ -147,7 +154,12 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
             return None
         end = match.end()
         args: dict[str, Any] = {}
-        for key, string, value in _PARAMETER.findall(match.group(2)):
+        inner, at = match.group(2), 0
+        for param in _PARAMETER.finditer(inner):
+            if not _BLANK_OUTSIDE.fullmatch(inner, at, param.start()):
+                return None  # a tag the model broke: never a call without that argument
+            at = param.end()
+            key, string, value = param.groups()
             value = value.strip("\n")
             if string == "false":
                 try:
@@ -157,6 +169,8 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
                 if not isinstance(value, str):
                     value = orjson.dumps(value).decode()  # typed again from the schema
             args[key] = value
+        if not _BLANK_OUTSIDE.fullmatch(inner, at):
+            return None
         calls.append(MarkupCall(match.group(1).strip(), args, raw_values=True))
     if not calls or not _BLANK_OUTSIDE.fullmatch(body, end):
         return None
@@ -172,7 +186,34 @@ DSML_MARKUPS = tuple(
                            ("deepseek-dsml-v4-ascii", "|", "tool_calls")))
 """DeepSeek V3.2's and V4's DSML in-band tool-call blocks (fullwidth bars, as the
 tokenizer writes them, and the ASCII look-alikes servers and gateways pass on)."""
-DSML_NAMES = tuple(m.name for m in DSML_MARKUPS)
+_SECTION_END = re.compile(rf"</{_BAR}DSML{_BAR}(?:tool_calls|function_calls)>\s*\Z")
+
+
+def bare_dsml_parser(start: str) -> Callable[[str], list[MarkupCall] | None]:
+    """The ``parse`` of DSML invokes written without their section's opening
+    tag, for a block opened by ``start`` (``<｜DSML｜invoke``) and running to
+    the reply's end: DeepSeek V4 at long context leaves the
+    ``<｜DSML｜tool_calls>`` token out, and servers then return the invokes as
+    text with finish reason ``stop``, the tools never run
+    (vllm-project/vllm#48931, sgl-project/sglang#40236). The block, its
+    section's closing tag at the end dropped when there, is read as
+    ``parse_dsml_calls`` reads a section: anything but invokes after the
+    first (prose that only mentions the tag) leaves it all text."""
+    def parse(body: str) -> list[MarkupCall] | None:
+        return parse_dsml_calls(_SECTION_END.sub("", start + body))
+    return parse
+
+
+BARE_DSML_MARKUPS = (
+    *(register_markup(ToolMarkup(name, start, "", bare_dsml_parser(start)))
+      for name, start in (("deepseek-dsml-bare", "<｜DSML｜invoke"),
+                          ("deepseek-dsml-bare-ascii", "<|DSML|invoke"))),
+    *(register_markup(ToolMarkup(f"{m.name}-unclosed", m.start, "", parse_dsml_calls))
+      for m in DSML_MARKUPS))
+"""DSML invokes without their section's opening tag (``bare_dsml_parser``), and
+sections never closed (sgl-project/sglang#40236, "Section opened but never
+closed"), each read up to the reply's end."""
+DSML_NAMES = tuple(m.name for m in (*DSML_MARKUPS, *BARE_DSML_MARKUPS))
 
 API_KEY_VARIABLES = ("DEEPSEEK_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""

@@ -94,6 +94,7 @@ from agentflow.providers._http import (
     own_host,
     shared_governor,
 )
+from agentflow.providers._http_settings import checked_base_url
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
 from agentflow.ratelimit import model_family
@@ -193,7 +194,7 @@ class GeminiChatModel(WholeReplyBatches):
         include_thoughts: bool = False,
         stream: bool = True,
     ) -> None:
-        own = own_host(base_url, DEFAULT_BASE_URL)
+        own = own_host(checked_base_url(VENDOR, base_url), DEFAULT_BASE_URL)
         key = api_key_from(api_key, "GEMINI_API_KEY" if own else "") or api_key_from(
             None, "GOOGLE_API_KEY" if own else "")
         client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},

@@ -181,12 +181,20 @@ _PARAMETER = re.compile(rf"<parameter\s+{_NAME_ATTR}>(.*?)</parameter>", re.DOTA
 def parse_minimax_calls(body: str) -> list[MarkupCall] | None:
     """The calls of one ``<minimax:tool_call>`` block: ``<invoke name="tool">``
     elements holding ``<parameter name="key">value</parameter>`` (values are
-    text, typed later from the tool's schema). ``None`` when there is none."""
-    calls = [MarkupCall((q2 or q1 or bare).strip(),
-                        {(k2 or k1 or kb).strip(): v
-                         for k2, k1, kb, v in _PARAMETER.findall(inner)},
-                        raw_values=True)
-             for q2, q1, bare, inner in _INVOKE.findall(body)]
+    text, typed later from the tool's schema). ``None`` when there is none,
+    or when the block holds anything but invokes, or an invoke anything but
+    parameters (a parameter tag the model broke was dropped, and the call ran
+    without that argument: the kind of sgl-project/sglang#39435)."""
+    if _INVOKE.sub("", body).strip():
+        return None
+    calls = []
+    for q2, q1, bare, inner in _INVOKE.findall(body):
+        if _PARAMETER.sub("", inner).strip():
+            return None
+        calls.append(MarkupCall((q2 or q1 or bare).strip(),
+                                {(k2 or k1 or kb).strip(): v
+                                 for k2, k1, kb, v in _PARAMETER.findall(inner)},
+                                raw_values=True))
     return calls or None
 
 

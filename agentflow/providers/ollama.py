@@ -71,6 +71,7 @@ from agentflow.providers._http import (
     own_host,
     shared_governor,
 )
+from agentflow.providers._http_settings import checked_base_url
 from agentflow.providers._markup import filter_for, markups_for_model, resolve_markups
 from agentflow.providers._ollama_errors import VENDOR, body_error, map_error
 from agentflow.providers._ollama_host import DEFAULT_BASE_URL as DEFAULT_BASE_URL
@@ -176,7 +177,7 @@ class OllamaChatModel(HttpChatModel):
         stream: bool = True,
         num_ctx: int | None = None,
     ) -> None:
-        base_url = base_url or ollama_host()
+        base_url = checked_base_url(VENDOR, base_url or ollama_host())
         key = api_key_from(api_key, "OLLAMA_API_KEY" if own_host(base_url, CLOUD_URL) else "")
         client = HttpClient(base_url, headers={"authorization": f"Bearer {key}"} if key else {},
                             vendor=VENDOR, error_mapper=map_error, settings=settings,

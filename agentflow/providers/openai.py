@@ -24,6 +24,7 @@ from agentflow.media.tokens import MediaTokens, TiledImages
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolChoiceMode, ToolSpec
 from agentflow.providers._http import RateHeaders, api_key_from, own_host, parse_retry_after
+from agentflow.providers._http_settings import checked_base_url
 from agentflow.providers._markup import filter_for
 from agentflow.providers._openai_batch import OpenAIBatchAPI
 from agentflow.providers._openai_compat import (
@@ -247,7 +248,7 @@ class OpenAIChatModel(OpenAICompatibleModel):
         **kwargs: Any,
     ) -> None:
         headers = dict(kwargs.pop("headers", None) or {})
-        url = kwargs.get("base_url") or self.default_base_url
+        url = checked_base_url(self.vendor, kwargs.get("base_url") or self.default_base_url)
         if own_host(url, self.default_base_url):
             organization = organization or api_key_from(None, "OPENAI_ORG_ID")
             project = project or api_key_from(None, "OPENAI_PROJECT_ID")

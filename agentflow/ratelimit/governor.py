@@ -15,6 +15,7 @@ import itertools
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentflow.ratelimit.bucket import WINDOW_S, Bucket
@@ -117,6 +118,10 @@ class RateGovernor:
         typical_output_tokens: the reply part of a request's token estimate.
         live_reserve: fraction (0..1) of each bucket batch requests leave to live ones.
         slow_start: before any limit is known, one request at a time.
+        clock: the clock its buckets, pauses and waits read, in seconds
+            (``time.monotonic``; a test gives its event loop's virtual one).
+            Waits run on the event loop's own clock: a clock other than
+            ``time.monotonic`` must be ``loop.time`` of the loop it serves.
 
     Raises:
         ValueError: a negative limit or a reserve outside [0, 1).
@@ -131,6 +136,7 @@ class RateGovernor:
         typical_output_tokens: int = 256,
         live_reserve: float = 0.0,
         slow_start: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if (rpm is not None and rpm <= 0) or (tpm is not None and tpm <= 0):
             raise ValueError("rpm and tpm must be > 0 when given")
@@ -140,9 +146,10 @@ class RateGovernor:
         self.typical_output_tokens = typical_output_tokens
         self.live_reserve = live_reserve
         self._lock = threading.Lock()
+        self._clock = clock
         self._rpm, self._tpm = rpm, tpm
         self._share = _default_share
-        now = time.monotonic()
+        now = clock()
         self._req = Bucket(rpm * self._share, rpm * self._share, now) if rpm else None
         self._tok = Bucket(tpm * self._share, tpm * self._share, now) if tpm else None
         self._known = not slow_start or bool(rpm or tpm)
@@ -192,7 +199,7 @@ class RateGovernor:
                 return None
             if (self._req is None and self._tok is None and self._cap is None
                     and self._known):  # nothing limits it: no bucket, cap or priority to read
-                if self._pause_until and time.monotonic() < self._pause_until:
+                if self._pause_until and self._clock() < self._pause_until:
                     return None
                 self._count(lease, new=True)
                 return lease
@@ -214,7 +221,7 @@ class RateGovernor:
         if self._take_now(lease, rank, new=new):
             return
         waiter = _Waiter(rank, next(self._seq), lease, new, asyncio.get_running_loop())
-        start = time.monotonic()
+        start = self._clock()
         with self._lock:
             heapq.heappush(self._queue, (waiter.rank, waiter.seq, waiter))
             if self._queue[0][2] is waiter:
@@ -225,7 +232,7 @@ class RateGovernor:
                 with self._lock:
                     delay = 0.0 if waiter.admitted else self._try_take(waiter, lease, new=new)
                     if delay == 0.0:
-                        self.waited_s += time.monotonic() - start
+                        self.waited_s += self._clock() - start
                         return
                 if math.isinf(delay):
                     await waiter.event.wait()
@@ -262,7 +269,7 @@ class RateGovernor:
     def _take(self, lease: RateLease, rank: int, *, new: bool) -> float:
         """0 and ``lease``'s request taken, or seconds to wait (``inf``: until
         woken); the caller is first in line; lock held."""
-        now = time.monotonic()
+        now = self._clock()
         if now < self._pause_until:
             return self._pause_until - now
         if new and ((not self._known and self._in_flight >= 1)
@@ -358,7 +365,7 @@ class RateGovernor:
                 # of admission here. Every other request admitted and not yet heard
                 # from may be missing from it, so all of them are taken off: at worst
                 # a request is counted twice (slower, never a 429).
-                now = time.monotonic()
+                now = self._clock()
                 share = self._share
                 self._req, req_pause = corrected_bucket(
                     self._req, self._rpm, snap.requests_limit, snap.requests_remaining,
@@ -373,7 +380,7 @@ class RateGovernor:
 
     def _reshare(self, share: float) -> None:
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             for bucket in (self._req, self._tok):
                 if bucket is not None:
                     bucket.refill(now)
@@ -384,7 +391,7 @@ class RateGovernor:
 
     def _throttled(self, retry_after: float | None) -> None:
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             self.throttles += 1
             self._pause_until = max(self._pause_until,
                                     now + (1.0 if retry_after is None else retry_after))

@@ -15,7 +15,8 @@ source's ``tools_revision`` moves, and checks the names again then.
 
 The rooms: ``names`` (the tool-name rule, its check and repair),
 ``function_tool`` (``Tool`` and ``@tool``: a callable's schema, argument
-checks and run), ``toolkit`` (``Toolkit``, ``ToolSource``). Every public name
+checks and run), ``toolkit`` (``Toolkit``, ``ToolSource``), ``progress``
+(``report_progress``: a running tool's progress, streamed as ``ToolProgress``). Every public name
 is importable from here.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from agentflow.tools.function_tool import Tool, describe_validation_error, tool
 from agentflow.tools.names import TOOL_NAME_PATTERN, sanitize_tool_name, validate_tool_name
+from agentflow.tools.progress import report_progress
 from agentflow.tools.toolkit import Toolkit, ToolSource
 from agentflow.tools.toolkit import ToolLike as ToolLike  # for agent.py's signature
 
@@ -32,6 +34,7 @@ __all__ = [
     "ToolSource",
     "Toolkit",
     "describe_validation_error",
+    "report_progress",
     "sanitize_tool_name",
     "tool",
     "validate_tool_name",

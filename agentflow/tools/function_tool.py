@@ -23,6 +23,7 @@ from pydantic.fields import FieldInfo
 
 from agentflow._clean_text import json_bytes
 from agentflow._commit import stray_cancel
+from agentflow._exc_text import exception_text
 from agentflow._secrets import mask_secrets
 from agentflow.errors import ToolDefinitionError, ToolError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
@@ -85,15 +86,19 @@ def _field_name(param: str) -> str:
     return param
 
 
-def _stringify(value: Any) -> str:
+def _stringify(value: Any) -> tuple[str, bool]:
+    """A tool's return value as the text the model reads, and whether that
+    text is the value's JSON (``ToolResultBlock.is_json``): a ``str`` is the
+    text itself, anything else its JSON (an object no writer takes, its
+    ``str()``: text)."""
     if isinstance(value, str):
-        return clean_text(value)
+        return clean_text(value), False
     if isinstance(value, BaseModel):
-        return value.model_dump_json()
+        return value.model_dump_json(), True
     try:
-        return json_bytes(value, default=str).decode()
+        return json_bytes(value, default=str).decode(), True
     except TypeError:
-        return str(value)
+        return str(value), False
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,28 +282,27 @@ class Tool:
                 if inspect.isawaitable(result):
                     result = await result
         except ToolError as exc:
-            return ToolResultBlock(call.id, str(exc), is_error=True, name=self.name)
+            return ToolResultBlock(call.id, exception_text(exc), is_error=True, name=self.name)
         except asyncio.CancelledError as exc:
             if not stray_cancel(exc):  # the call is being cancelled: let it
                 raise
-            return ToolResultBlock(call.id, mask_secrets(f"CancelledError: {exc}"),
+            return ToolResultBlock(call.id, mask_secrets(f"CancelledError: {exception_text(exc)}"),
                                    is_error=True, name=self.name)
         except Exception as exc:  # its text may quote internals: no secret, no URL credential
             return ToolResultBlock(
-                call.id, mask_secrets(f"{type(exc).__name__}: {exc}"), is_error=True,
-                name=self.name
-            )
+                call.id, mask_secrets(f"{type(exc).__name__}: {exception_text(exc)}"),
+                is_error=True, name=self.name)
         except SystemExit as exc:  # argparse, click, a library's sys.exit: the tool failed
             return ToolResultBlock(
                 call.id, mask_secrets(f"SystemExit: the tool exited (status {exc.code!r})"),
                 is_error=True, name=self.name)
         try:
-            output = _stringify(result)
+            output, is_json = _stringify(result)
         except Exception as exc:  # nested past any writer, a __str__ that raises: its failure
             return ToolResultBlock(call.id, mask_secrets(
                 f"the tool's result could not be written as text ({type(exc).__name__}: "
-                f"{str(exc)[:200]})"), is_error=True, name=self.name)
-        return ToolResultBlock(call.id, output, name=self.name)
+                f"{exception_text(exc)[:200]})"), is_error=True, name=self.name)
+        return ToolResultBlock(call.id, output, name=self.name, is_json=is_json)
 
 
 def tool(

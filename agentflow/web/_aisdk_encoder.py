@@ -201,7 +201,7 @@ class UIMessageEncoder:
                                 "errorText": shown_result(event.output)})
                 else:
                     out.append({"type": "tool-output-available", "toolCallId": event.id,
-                                "output": shown_output(event.output)})
+                                "output": shown_output(event.output, event.is_json)})
         elif isinstance(event, CallStarted):
             self._call = event.call_id
             out.append({"type": "start", "messageId": self.message_id or event.call_id})

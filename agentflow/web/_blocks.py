@@ -62,15 +62,18 @@ def tool_use_msg(text: str, calls: Sequence[tuple[str, str, Any]]) -> Msg:
 def tool_result_msg(call_id: str, output: Any, *, is_error: bool = False,
                     name: str = "") -> Msg:
     """A tool message with one result of the call ``call_id`` (of the tool
-    ``name``, when known); non-str outputs as JSON text.
+    ``name``, when known); non-str outputs as JSON text (``is_json``: the
+    value a client tool gave, a number too, is shown as that value again).
 
     Raises:
         InvalidInputError: ``call_id`` is not a non-empty string.
     """
     if not isinstance(call_id, str) or not call_id:
         raise InvalidInputError("a tool result needs the id of its tool call")
-    text = output if isinstance(output, str) else json_bytes(output).decode()
-    return Msg("tool", [ToolResultBlock(call_id, text, is_error, name)])
+    if isinstance(output, str):
+        return Msg("tool", [ToolResultBlock(call_id, output, is_error, name)])
+    return Msg("tool", [ToolResultBlock(call_id, json_bytes(output).decode(), is_error, name,
+                                        is_json=not is_error)])
 
 
 def add_tool_result(messages: list[Msg], names: Mapping[str, str], call_id: Any, output: Any,

@@ -78,19 +78,23 @@ def shown_input(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def shown_output(output: str) -> Any:
-    """A tool's result as an AI SDK part's ``output``: the JSON object or array
-    its text is (a Python tool's dict or model, an MCP server's structured
-    content), which a UI reads as ``part.output.field`` as it reads the value a
-    ``streamText`` tool returned; any other text (a number's too: ``"12"`` may
-    be a string tool's) as it is, through ``shown_result``. A history sent back
-    gives the model that value as JSON text again (``_blocks.tool_result_msg``)."""
-    if len(output) <= MAX_SHOWN_RESULT and output.lstrip()[:1] in ("{", "["):
+def shown_output(output: str, is_json: bool = False) -> Any:
+    """A tool's result as an AI SDK part's ``output``, as a ``streamText``
+    tool's is the value its ``execute`` returned: a result that is the JSON of
+    the value the tool returned (``is_json``: a Python tool's number, dict,
+    model or ``None``, an MCP server's structured content) is that value, so
+    a UI reads ``part.output.field`` and a number stays a number; a text that
+    is a JSON object or array (a tool that wrote its JSON) is that object or
+    array; any other text (``"12"`` from a tool that returned the string) as
+    it is, through ``shown_result``, as is a value over ``MAX_SHOWN_RESULT``
+    characters. A history sent back gives the model that value as JSON text
+    again (``_blocks.tool_result_msg``)."""
+    if len(output) <= MAX_SHOWN_RESULT and (is_json or output.lstrip()[:1] in ("{", "[")):
         try:
             value = json.loads(output)
         except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
             return output
-        if isinstance(value, dict | list):
+        if is_json or isinstance(value, dict | list):
             return value
     return shown_result(output)
 

@@ -33,6 +33,8 @@ Event mapping (AG-UI event types as in the protocol's ``ag_ui.core``):
   ``agentflow.state_not_shown`` event says so (``_agui_state``). The client's
   other state keys are sent back unchanged; an app whose state already uses
   ``"output"`` names another key
+* ``tool_progress`` -> a ``CUSTOM`` event ``agentflow.tool_progress`` (value:
+  the wire's JSON of the event: ``id``, the tool call's, ``progress``...)
 * ``output_retry`` / ``attempt_discarded`` -> ``CUSTOM`` events named
   ``agentflow.output_retry`` / ``agentflow.attempt_discarded`` (value: the
   wire's JSON of the event); a discarded attempt's open messages are ended.

@@ -19,7 +19,8 @@ v1``. Mapping:
 * ``thinking_chunk`` -> ``reasoning-start``/``reasoning-delta``/``reasoning-end``
 * ``reasoning_chunk`` (the reply text) -> ``text-start``/``text-delta``/``text-end``
 * ``tool_use`` -> ``tool-input-start`` + ``tool-input-available``;
-  ``tool_result`` -> ``tool-output-available`` (``output``: the result text) or
+  ``tool_result`` -> ``tool-output-available`` (``output``: the value the
+  tool returned, ``ToolResult.is_json``, or the result text) or
   ``tool-output-error``. The structured-output engine's own tool is not shown.
 * ``output_partial`` -> ``data-output`` with ``id`` ``"output"`` (the client
   replaces the part in place as it grows); the validated output comes last
@@ -33,6 +34,9 @@ v1``. Mapping:
   stream answers a refused call with ``tool-output-denied`` (the part's
   state ``output-denied``, as the ``ai`` package's own ``streamText`` does),
   not with its result (the model reads ``Refused: <reason>``).
+* ``tool_progress`` -> a transient ``data-tool-progress`` chunk (``data``: the
+  wire's JSON of the event: ``id``, the tool call's, ``progress``...; read
+  it in ``useChat``'s ``onData``: the message keeps no part of it)
 * ``output_retry`` / ``attempt_discarded`` -> transient ``data-output-retry`` /
   ``data-attempt-discarded`` (the wire's JSON of the event). An attempt whose
   text is void (a stream cut and sent again: ``stream_error``,
@@ -80,8 +84,9 @@ v1``. Mapping:
 A tool's result (``tool-output-available``'s ``output``,
 ``tool-output-error``'s ``errorText``) is shown cut at ``MAX_SHOWN_RESULT``
 characters with a note saying how many more the model read, as AG-UI's
-``TOOL_CALL_RESULT`` is (``_frame_caps.shown_result``; an output that is a
-JSON object or array is sent as that value, ``_frame_caps.shown_output``): the chat keeps every
+``TOOL_CALL_RESULT`` is (``_frame_caps.shown_result``; the value the tool
+returned, a number too, or a text that is a JSON object or array, is sent as
+that value, ``_frame_caps.shown_output``): the chat keeps every
 part in memory and posts the whole history back with each message, so an
 MCP server's file read of 100 MB would otherwise reach the page, and come
 back, whole. A frame that carries an error (``error``, ``data-output-error``,

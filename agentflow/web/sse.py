@@ -17,7 +17,11 @@ what happened, and ``on_close`` is awaited with it.
 
 A bad request that fails before the call starts (``UsageError``: no
 message, an invalid input) is answered ``400`` with ``{"error": {"type",
-"message"}}`` instead of a stream. Any other failure ends the stream with the
+"message"}}`` instead of a stream, unless ``ping_interval`` passed first: a
+stream silent that long gets its keep-alive comment (``: ping``, which every
+SSE parser skips) before its first event too (a resumed approval's tools run
+before the call starts), and once that is sent a failure is the stream's
+error frame. Any other failure ends the stream with the
 encoder's error frame, never silently: an exception from the events (one
 that is not agentflow's own is logged and sent as ``InternalError``), and a
 ``CancelledError`` that nobody asked for (raised by a tool's or middleware's
@@ -86,7 +90,8 @@ class EventStreamResponse(Response):
         encoder: how events become bytes (default: agentflow's own wire,
             ``AgentflowEncoder``; ``agentflow.web.agui`` / ``agentflow.web.aisdk``
             for the AG-UI and AI SDK protocols). One per response.
-        ping_interval: seconds of silence before a ``: ping`` comment (> 0).
+        ping_interval: seconds of silence before a ``: ping`` comment (> 0),
+            from the start of the response.
         headers: extra response headers.
         on_close: awaited once with the ``outcome`` when the stream is over
             (also after a disconnect).
@@ -225,16 +230,16 @@ class EventStreamResponse(Response):
             self._last_write = anyio.current_time()
 
     async def _ping(self, scope: anyio.CancelScope) -> None:
-        """A comment frame whenever the stream was silent for ``ping_interval``
-        (none before the first event); a ping that cannot be written means
+        """A comment frame whenever the stream was silent for ``ping_interval``,
+        before the first event too (a resumed approval runs its tools before
+        the call starts: a proxy's idle timeout cut a response silent that
+        long; the first ping sends the 200, so a refusal after it is the
+        stream's error frame, not a 400); a ping that cannot be written means
         the client is gone: the call is cancelled as on ``http.disconnect``."""
         while True:
             wait = self._last_write + self.ping_interval - anyio.current_time()
             if wait > 0:
                 await anyio.sleep(wait)
-                continue
-            if not self._started:
-                self._last_write = anyio.current_time()
                 continue
             try:
                 await self._write(self.encoder.ping)

@@ -188,7 +188,7 @@ async def stream_with_store(
             if resolved and isinstance(event, CallStarted):  # the approved calls' outcomes
                 for block in resolved:
                     yield ToolResult(block.tool_use_id, block.name, block.output,
-                                     block.is_error)
+                                     block.is_error, is_json=block.is_json)
 
 
 def _check_decided_first(conflict: StateConflictError, now: AgentState,

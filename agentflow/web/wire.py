@@ -33,9 +33,16 @@ optional; ``null`` where there is no value):
     yet moved to ``text_chunk``; the same shape.
 ``tool_use``
     ``{"type", "id": str, "name": str, "input": object}`` — a complete tool call.
+``tool_progress``
+    ``{"type", "id": str, "name": str, "progress": number, "total":
+    number|null, "message": str|null}`` — a running tool call's progress
+    (``id``: the call's), as the tool reports it (an MCP server's
+    ``notifications/progress``), between its ``tool_use`` and ``tool_result``.
 ``tool_result``
     ``{"type", "id": str, "name": str|null, "output": str, "is_error": bool,
-    "waiting": null|"approval_required"|"client_tool_calls"}`` — ``waiting``:
+    "is_json": bool, "waiting": null|"approval_required"|"client_tool_calls"}`` —
+    ``is_json``: ``output`` is the JSON of the value the tool returned (a
+    number, an object...: ``JSON.parse`` it), not text it wrote; ``waiting``:
     ``null`` for a result to show; else the call did not run and waits (for a
     person's approval, for the client's result): ``output`` is only its
     placeholder. Known by the call's id, never by the text.
@@ -102,6 +109,7 @@ from agentflow.events import (
     OutputRetry,
     ReasoningChunk,
     ThinkingChunk,
+    ToolProgress,
     ToolResult,
     ToolUse,
 )
@@ -145,7 +153,10 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "input": _jsonable(dict(event.input))}
     if isinstance(event, ToolResult):
         return {"type": event.type, "id": event.id, "name": event.name, "output": event.output,
-                "is_error": event.is_error, "waiting": event.waiting}
+                "is_error": event.is_error, "is_json": event.is_json, "waiting": event.waiting}
+    if isinstance(event, ToolProgress):
+        return {"type": event.type, "id": event.id, "name": event.name,
+                "progress": event.progress, "total": event.total, "message": event.message}
     if isinstance(event, OutputRetry):
         return {"type": event.type, "reason": event.reason, "attempt": event.attempt,
                 "message": event.message}

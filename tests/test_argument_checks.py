@@ -1,0 +1,110 @@
+"""A wrong kind of argument to a public entry point is a ``TypeError`` (or a
+``ValueError`` out of range) naming the argument, before any request; never
+Python's own error from deep inside, an ``ExceptionGroup``, or a value taken
+silently (``on_invalid="raize"`` retried, ``concurrency=True`` ran)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from agentflow import AgentState, OutputConfig, ReActAgent, extract_many
+from agentflow.testing import FunctionModel
+
+
+class Doc(BaseModel):
+    title: str | None = None
+
+
+def _model() -> FunctionModel:
+    return FunctionModel(lambda request: '{"title": null}')
+
+
+EXTRACT: list[tuple[dict[str, Any], str]] = [
+    ({"concurrency": "4"}, "concurrency must be an int >= 1, got '4' (str)"),
+    ({"concurrency": 2.5}, "concurrency must be an int >= 1, got 2.5 (float)"),
+    ({"concurrency": True}, "concurrency must be an int >= 1, got True (bool)"),
+    ({"max_chars": 2.5}, "max_chars must be an int >= 1 or None, got 2.5 (float)"),
+    ({"order": None}, "order must be one of 'input', 'completed', got None (NoneType)"),
+    ({"instructions": 5}, "instructions must be a str or None, got 5 (int)"),
+    ({"ground": "yes"}, "ground must be True, False, a Grounded() or None, got 'yes' (str)"),
+    ({"on_progress": 5}, "on_progress must be a function or None, got int"),
+    ({"chunking": "auto"}, "chunking must be a Chunking() or None, got 'auto' (str)"),
+    ({"allow_partial": "no"}, "allow_partial must be True or False, got 'no' (str)"),
+    ({"batch": "x"}, "batch must be a BatchSettings or None, got 'x' (str)"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "message"), EXTRACT)
+async def test_extract_many_names_a_wrong_argument_before_any_request(
+        arguments: dict[str, Any], message: str) -> None:
+    model = _model()
+    with pytest.raises(TypeError) as info:
+        async for _ in extract_many(model, ["a b"], Doc, **arguments):
+            pass
+    assert str(info.value) == message
+    assert model.requests == []
+
+
+AGENT: list[tuple[dict[str, Any], str]] = [
+    ({"max_iters": "3"}, "max_iters must be an int >= 1, got '3' (str)"),
+    ({"stream_retries": 1.5}, "stream_retries must be an int >= 0, got 1.5 (float)"),
+    ({"sys_prompt": 5}, "sys_prompt must be a str or None, got 5 (int)"),
+    ({"options": {}}, "options must be a GenerateOptions or None, got {} (dict)"),
+    ({"output": {}}, "output must be an OutputConfig or None, got {} (dict)"),
+    ({"middleware": [5]}, "middleware[0] must be a Middleware (subclass it), got 5 (int)"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "message"), AGENT)
+def test_the_agent_names_a_wrong_argument(arguments: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError) as info:
+        ReActAgent("a", _model(), **arguments)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"state": {}}, "state must be an AgentState or None, got {} (dict)"),
+    ({"ground": "yes"}, "ground must be True, False, a Grounded() or None, got 'yes' (str)"),
+])
+async def test_a_call_names_a_wrong_argument_before_any_request(
+        arguments: dict[str, Any], message: str) -> None:
+    model = _model()
+    agent = ReActAgent("a", model)
+    with pytest.raises(TypeError) as info:
+        await agent.call("hi", Doc, **arguments)
+    assert str(info.value) == message
+    with pytest.raises(TypeError):
+        async for _ in agent.stream("hi", Doc, **arguments):
+            pass
+    assert model.requests == []
+
+
+@pytest.mark.parametrize(("arguments", "error", "message"), [
+    ({"on_invalid": "raize"}, ValueError, "on_invalid must be one of 'retry', 'raise' or a "
+                                          "function, got 'raize' (str)"),
+    ({"on_multiple": None}, TypeError, "on_multiple must be one of 'retry', 'raise' or a "
+                                       "function, got None (NoneType)"),
+    ({"output_retries": "2"}, TypeError, "output_retries must be an int >= 0, got '2' (str)"),
+    ({"output_retries": -1}, ValueError, "output_retries must be >= 0, got -1"),
+    ({"max_forcing": 1.5}, TypeError, "max_forcing must be an int >= 0, got 1.5 (float)"),
+    ({"ground": "yes"}, TypeError, "ground must be True, False or a Grounded(), got 'yes'"),
+    ({"validators": 5}, TypeError, "validators must be a sequence of functions, got int"),
+    ({"validators": [5]}, TypeError, "validators[0] must be a function (output -> output), "
+                                     "got int"),
+])
+def test_output_config_names_a_wrong_setting(arguments: dict[str, Any], error: type,
+                                             message: str) -> None:
+    with pytest.raises(error) as info:
+        OutputConfig(**arguments)
+    assert str(info.value).startswith(message)
+
+
+def test_right_arguments_are_taken() -> None:
+    config = OutputConfig(on_invalid=lambda exc: "again", validators=[lambda out: None],
+                          attempts_in_context=None)
+    agent = ReActAgent("a", _model(), output=config, sys_prompt=None, max_iters=2)
+    assert agent.output_config is config
+    assert AgentState().memory == []
