@@ -30,5 +30,11 @@ def nesting_depth(value: Any, limit: int) -> int:
             deepest = depth
             if deepest > limit:
                 return deepest
-        stack.extend((c, depth) for c in children if isinstance(c, Mapping | list | tuple))
+        stack.extend((c, depth) for c in children
+                     if type(c) not in _SCALARS and isinstance(c, Mapping | list | tuple))
     return deepest
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""JSON's scalar types, exactly: a value of one nests nothing (no ``isinstance``
+through the ``Mapping`` ABC for each)."""

@@ -19,7 +19,7 @@ from agentflow.events import (
     TypedEvent,
 )
 from agentflow.grounding import Grounded
-from agentflow.loop import call_events
+from agentflow.loop import call_complete, call_events
 from agentflow.messages import Msg
 from agentflow.middleware.base import Hooks, Middleware, hooks_for
 from agentflow.middleware.empty_reply import EmptyReplyContinuation
@@ -240,18 +240,9 @@ class ReActAgent:
                 only under the ``"raise"`` policies.
             ToolRetriesExceededError: a tool kept failing past its retry budget.
         """
-        if type(self).stream is ReActAgent.stream:  # the loop itself, nobody reading deltas
-            events = call_events(self, msg, output, state, strategy, ground, examples,
-                                 deltas=False, strict=False)
-            complete: Complete | None = None
-            try:  # _last, inline: no frame of its own on the hot path
-                async for event in events:
-                    if isinstance(event, Complete):
-                        complete = event
-            finally:
-                await events.aclose()
-            assert complete is not None  # the loop always ends with Complete or raises
-            return complete.message
+        if type(self).stream is ReActAgent.stream:  # the loop itself, nobody reading events
+            return (await call_complete(self, msg, output, state, strategy, ground,
+                                        examples)).message
         extra: dict[str, Any] = {"ground": ground} if ground is not None else {}
         if examples is not None:  # subclasses may lack these keywords
             extra["examples"] = examples
@@ -338,7 +329,7 @@ class ReActAgent:
         Raises (when iterated): as ``call``, and ``StructuredOutputError`` (or
         its subclass the output engine gave up with) as said above.
         """
-        return self._events(msg, output, state, strategy, ground, examples, deltas=True,
+        return self._events(msg, output, state, strategy, ground, examples,
                             strict=output is not None)
 
     async def _complete(
@@ -354,10 +345,13 @@ class ReActAgent:
     ) -> Complete:
         """Run one call to the end and return its ``Complete``, also when the
         output could not be had (``message.output`` then raises): ``call``'s
-        body, and the batch's (``deltas``: as ``_events``). The loop's events
-        drained here (``_last``)."""
+        body (``agentflow.loop.call_complete``), and the batch's; ``deltas``:
+        someone reads the deltas, so the call runs as ``stream`` does (its
+        events drained here: ``_last``)."""
+        if not deltas:
+            return await call_complete(self, msg, output, state, strategy, ground, examples)
         return await _last(call_events(self, msg, output, state, strategy, ground, examples,
-                                       deltas=deltas, strict=False))
+                                       strict=False))
 
     def _events(
         self,
@@ -368,13 +362,11 @@ class ReActAgent:
         ground: bool | Grounded | None,
         examples: Sequence[Example] | None,
         *,
-        deltas: bool,
         strict: bool,
     ) -> AsyncGenerator[Event, None]:
         """The call's events: ``agentflow.loop.call_events`` (no generator
         layer of its own)."""
-        return call_events(self, msg, output, state, strategy, ground, examples,
-                           deltas=deltas, strict=strict)
+        return call_events(self, msg, output, state, strategy, ground, examples, strict=strict)
 
     def _whole_options(self) -> GenerateOptions:
         """The agent's options for a call nobody reads deltas of (``whole_options``,

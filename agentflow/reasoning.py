@@ -100,12 +100,14 @@ def whole_options(
     return cached
 
 
-def drain(ex: CallExecution) -> list[Event]:
+def drain(ex: CallExecution) -> Sequence[Event]:
     """The events queued on ``ex`` (emptied); retries among them become events
-    of the call's span."""
-    events, ex.pending_events = ex.pending_events, []
-    if events:
-        note_events(ex, events)
+    of the call's span (also where nobody reads the events: ``call``)."""
+    events = ex.pending_events
+    if not events:
+        return ()
+    ex.pending_events = []
+    note_events(ex, events)
     return events
 
 

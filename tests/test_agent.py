@@ -2,6 +2,7 @@
 cancellation, middleware stages, bad input and logging."""
 
 import functools
+import inspect
 import logging
 import re
 import threading
@@ -30,6 +31,7 @@ from agentflow.events import (
     ToolUse,
 )
 from agentflow.execution import CallExecution
+from agentflow.loop import call_complete
 from agentflow.messages import Msg, TextBlock, ToolResultBlock
 from agentflow.middleware.base import Act, Finish, Middleware, ReasonAgain
 from agentflow.model import GenerateOptions, TextDelta, Usage
@@ -345,17 +347,16 @@ async def test_event_order():
 
 
 async def test_call_makes_no_event_nobody_reads():
-    """``call()`` drains the same loop with ``deltas=False``: it reads ``Complete``
-    only, so the loop makes no call-start, delta, tool-call or tool-result event
-    for it; ``stream()`` gets them all (``test_event_order``)."""
+    """``call()`` runs the loop's steps as a coroutine (``call_complete``): it
+    returns ``Complete`` and makes no event at all; ``stream()`` runs the same
+    steps and yields every event (``test_event_order``), with the same memory."""
     state, streamed_state = AgentState(), AgentState()
     script = [Reply(text="efgh", chunk_size=2, tool_calls=[Call("add", {"a": 1, "b": 2}, id="t1")]),
               Reply(text="done")]
     agent = ReActAgent("drained", ScriptedModel(script), tools=[add])
-    events = await collect(agent._events("go", None, state, None, None, None, deltas=False,
-                                          strict=False))
-    assert [type(e).__name__ for e in events] == ["Complete"]
-    assert events[0].message.text == "done" and events[0].usage.requests == 2
+    assert not inspect.isasyncgenfunction(call_complete)
+    complete = await agent._complete("go", None, state, None, None, None, deltas=False)
+    assert complete.message.text == "done" and complete.usage.requests == 2
     streamed = ReActAgent("streamed", ScriptedModel(script), tools=[add])
     kinds = [type(e).__name__ for e in await collect(streamed.stream("go", state=streamed_state))]
     assert kinds == ["CallStarted", "ReasoningChunk", "ReasoningChunk", "ToolUse",

@@ -129,8 +129,8 @@ async def test_stream_raises_the_calls_typed_error_after_every_event(name: str) 
     # order, as the loop yields when it ends with a Complete (as call() runs it)
     agent = _agent(case)
     reference = [e async for e in agent._events(
-        "Who?", Contact, AgentState(), case[2].get("strategy"), None, None, deltas=True,
-        strict=False)] if case[1].on_multiple != "raise" else None
+        "Who?", Contact, AgentState(), case[2].get("strategy"), None, None, strict=False)
+    ] if case[1].on_multiple != "raise" else None
     if reference is not None:
         assert isinstance(reference[-1], Complete) and reference[-1].output is None
         assert [_shape(e) for e in events] == [_shape(e) for e in reference[:-1]]

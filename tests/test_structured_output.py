@@ -77,8 +77,7 @@ async def run(agent: ReActAgent, msg: str = "go", output: Any = Contact, **kw: A
     failed call's ``Complete`` and reply can be inspected."""
     state = kw.pop("state", None)
     events = [e async for e in agent._events(msg, output, state, kw.pop("strategy", None),
-                                             kw.pop("ground", None), None, deltas=True,
-                                             strict=False)]
+                                             kw.pop("ground", None), None, strict=False)]
     assert not kw, kw
     complete = events[-1]
     assert isinstance(complete, Complete)
