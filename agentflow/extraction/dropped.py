@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from types import NoneType
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
@@ -45,6 +45,9 @@ from agentflow.batch_types import ExtractResult
 from agentflow.errors import DegenerateOutputError, GroundingError
 from agentflow.grounding import Grounded
 from agentflow.grounding.output_checks import check_output
+
+if TYPE_CHECKING:
+    from agentflow.grounding.locator_rule import Locator
 
 __all__ = ["DROPPED", "example_values", "with_dropped", "without_unplaceable"]
 
@@ -101,13 +104,15 @@ def _reasons(error: GroundingError) -> dict[str, str]:
 def without_unplaceable(result: ExtractResult[Any], output: Any, text: str,
                         marker: Grounded | bool | None, *,
                         unwritten: bool = True,
-                        echoes: frozenset[str] = frozenset()) -> ExtractResult[Any]:
+                        echoes: frozenset[str] = frozenset(),
+                        locators: Mapping[str, Locator] | None = None) -> ExtractResult[Any]:
     """``result`` kept with its unplaceable fields null (see the module
     docstring), or ``result`` as it is: not a ``GroundingError``, no
     validated output, a field named that is nested or may not be null, the
     rest no longer grounded, or (``unwritten=False``, the default of a run
     without ``allow_partial``) a value named that the document does not write
-    and that is not one of ``echoes`` (``example_values`` of the run's examples)."""
+    and that is not one of ``echoes`` (``example_values`` of the run's examples).
+    ``locators``: the run's learned locators (``check_output``'s)."""
     error = result.error
     value = error.output if isinstance(error, GroundingError) else None
     if not isinstance(error, GroundingError) or not isinstance(value, BaseModel) or (
@@ -124,7 +129,7 @@ def without_unplaceable(result: ExtractResult[Any], output: Any, text: str,
     kept = value.model_copy(update=dict.fromkeys(paths))
     ground = marker if isinstance(marker, Grounded) else None
     try:
-        spans = check_output(kept, output, ground, text)
+        spans = check_output(kept, output, ground, text, locators=locators)
     except (GroundingError, DegenerateOutputError):
         return result
     why = _reasons(error)

@@ -177,7 +177,8 @@ async def _extract_text(
             calls.release()
         if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
             result = without_unplaceable(result, output, text, settings.ground,
-                                         unwritten=settings.allow_partial, echoes=settings.echoes)
+                                         unwritten=settings.allow_partial, echoes=settings.echoes,
+                                         locators=settings.locators)
         if settings.passes > 1 and result.ok:
             result = await _recall(agent, index, ExtractInput(item.id, text), output, calls,
                                    settings, result, start)
@@ -190,7 +191,8 @@ async def _extract_text(
         result = await extract_one(agent, index, ExtractInput(item.id, piece), chunk_output,
                                     settings.ground, settings.examples, located=located)
         return without_unplaceable(result, chunk_output, piece, settings.ground,
-                                   unwritten=settings.allow_partial, echoes=settings.echoes)
+                                   unwritten=settings.allow_partial, echoes=settings.echoes,
+                                   locators=settings.locators)
 
     outcome: DocumentOutcome = await extract_chunks(
         item.id, text, output, budget, call, calls, passes=settings.passes,

@@ -14,6 +14,7 @@ from agentflow.grounding.locate import occurrences
 from agentflow.grounding.locator_absence import absence_shown, element_absent
 from agentflow.grounding.locator_records import later_record_only
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
+from agentflow.grounding.locator_whole import READ_KEY, read_cut
 from agentflow.grounding.marker import CLEAN_KEY, LINE_KEY
 from agentflow.output.list_bounds import schema_max_items
 
@@ -75,7 +76,9 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
         if not rule.many or rule.continued:
             values = values[:1]  # the place the rule reads (each example's value is its first)
         later = not rule.many and bool(values) and later_record_only(rule, source)
-        replaced = _offer(prop, values, rule.many, whole_items=rule.items, null=later)
+        replaced = _offer(prop, values, rule.many, whole_items=rule.items, null=later,
+                          read=not rule.many and bool(values) and isinstance(values[0], str)
+                          and read_cut(rule, values[0], source))
         if replaced is not None:
             new_props[name] = replaced
     out["properties"] = new_props
@@ -83,14 +86,18 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
 
 
 def _offer(node: Mapping[str, Any], values: list[Any], many: bool,
-           whole_items: bool = False, null: bool = False) -> dict[str, Any] | None:
+           whole_items: bool = False, null: bool = False,
+           read: bool = False) -> dict[str, Any] | None:
     """``node`` with its grounded string nodes offering only ``values`` (none:
     the node's null branch, or an empty list); ``None`` when it has no such
     node to change (``null``: a single value's null branch kept beside
     ``values``). A list's ``values`` are its items, or (a continued
     locator's blocks) lists of items: exactly one of them. Under
     ``Grounded(clean=True)`` each value is offered with clean edges
-    (``_clean_all``), so verification never refuses what the grammar offers."""
+    (``_clean_all``), so verification never refuses what the grammar offers.
+    ``read``: a single value the rule reads where it cuts a token
+    (``locator_whole.read_cut``): marked ``READ_KEY``, offered as it is."""
+    mark = {READ_KEY: True} if read else {}
     if many:
         items = node.get("items")
         if node.get("type") != "array" or not isinstance(items, Mapping) or not (
@@ -121,13 +128,13 @@ def _offer(node: Mapping[str, Any], values: list[Any], many: bool,
             rest = [b for b in branches if b is not strings[0]]
             return {**node, "anyOf": rest} if rest else None
         if null:  # found only in a later record: null (the first record's) beside it
-            return {**node, "anyOf": [{**b, VALUES_KEY: values} if b is strings[0] else b
+            return {**node, "anyOf": [{**b, VALUES_KEY: values, **mark} if b is strings[0] else b
                                       for b in branches]}
-        return {**strings[0], VALUES_KEY: values}  # found: one of them, never null
+        return {**strings[0], VALUES_KEY: values, **mark}  # found: one of them, never null
     if _grounded_string(node):
         if node.get(CLEAN_KEY) is True:
             values = _clean_all(values)
-        return {**node, VALUES_KEY: values} if values else None
+        return {**node, VALUES_KEY: values, **mark} if values else None
     return None
 
 

@@ -7,16 +7,20 @@ values must come from, and whether they do.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from agentflow.errors import DegenerateOutputError, GroundingError
 from agentflow.grounding import Grounded, check_grounding, grounded_values
 from agentflow.grounding.degenerate import check_degenerate
 from agentflow.grounding.field_keys import key_path
+from agentflow.grounding.locator_whole import read_tests
 from agentflow.grounding.typed_leaves import TypedValue
 from agentflow.grounding.typed_values import found_in, written_at
 from agentflow.messages import Msg
+
+if TYPE_CHECKING:
+    from agentflow.grounding.locator_rule import Locator
 
 __all__ = ["LOCATED_KEY", "TAKEN_KEY", "call_located", "call_source", "call_taken",
            "check_output"]
@@ -88,6 +92,7 @@ def call_taken(inputs: Sequence[Msg]) -> frozenset[tuple[int, int]]:
 def check_output(
     value: Any, output_type: Any, ground: Grounded | None, source: str,
     taken: frozenset[tuple[int, int]] = frozenset(),
+    locators: Mapping[str, Locator] | None = None,
 ) -> dict[str, list[tuple[int, int]]]:
     """The spans (field path -> ``[start, end)`` offsets into ``source``) of
     ``value``'s grounded values: the fields ``output_type`` marks
@@ -101,6 +106,10 @@ def check_output(
     read by value (``agentflow.grounding.typed_values.found_in``: ``1,200``
     for ``1200``, ``5 March 2024`` for ``2024-03-05``).
 
+    ``locators``: the fields' learned locators (field name -> ``Locator``):
+    a value a field's own locator reads at a place that cuts a token is whole
+    there (``agentflow.grounding.locator_whole``: ``2022`` of ``Port=2022``).
+
     Raises:
         GroundingError: a grounded value is not in the source, or is empty;
             or a number or date the source does not write (its ``unfound``
@@ -113,7 +122,8 @@ def check_output(
     names, as results do.
     """
     typed: list[TypedValue] = []
-    check = check_grounding(grounded_values(value, output_type, ground, typed), source, taken)
+    check = check_grounding(grounded_values(value, output_type, ground, typed), source, taken,
+                            read_tests(locators, source))
     unwritten = [t for t in typed if not found_in(t.value, source)]
     if not check.ok or unwritten:
         name = functools.partial(key_path, output_type=output_type)

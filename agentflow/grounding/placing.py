@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ from agentflow.grounding.edges import edge_problem
 from agentflow.grounding.items import item_at, item_spans, own_item_spans
 from agentflow.grounding.lines import line_at
 from agentflow.grounding.locate import _line_bounds, _occurrences, _on_lines, _whole, _whole_lines
+from agentflow.grounding.locator_whole import ReadAt
 from agentflow.grounding.longest import longer_span, maximal_test
 from agentflow.grounding.tokens import token_at
 
@@ -66,17 +67,18 @@ class _Context:
     """What a check computes once for its source: line bounds, list items,
     the maximal-span tests, the rules located so far."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, read: Mapping[str, ReadAt]) -> None:
         self.source = source
+        self.read = read
         self.bounds: tuple[set[int], set[int]] | None = None
         self.items: set[Span] | None = None
         self.tests: dict[tuple[str, bool, str | None], Callable[[Span], bool]] = {}
-        self.rules: dict[tuple[str, object, str | None], _Rule] = {}
+        self.rules: dict[tuple[str, object, str | None, str | None], _Rule] = {}
         self.era = 0  # moves on each time a taken place is given back
 
     def rule(self, gv: GroundedValue) -> _Rule:
         """``gv``'s places under its rules (located once per value and rules)."""
-        key = (gv.value, gv.marker, gv.pattern)
+        key = (gv.value, gv.marker, gv.pattern, gv.path if gv.path in self.read else None)
         rule = self.rules.get(key)
         if rule is None:
             self.rules[key] = rule = self._locate(gv)
@@ -88,6 +90,10 @@ class _Context:
         failure: tuple[str, str] | None = None
         if every and marker.whole_tokens:
             whole = _whole(every, source)
+            reads = self.read.get(gv.path)
+            if reads is not None and len(whole) < len(every):  # where the field's rule reads it
+                cut = set(every) - set(whole)
+                whole = [s for s in every if s not in cut or reads(gv.value, s)]
             if not whole:
                 failure = ("cut", token_at(source, *every[0]))
             every = whole
@@ -158,7 +164,8 @@ class _Context:
 
 
 def check_grounding(values: Sequence[GroundedValue], source: str,
-                    prior: frozenset[Span] = frozenset()) -> GroundingCheck:
+                    prior: frozenset[Span] = frozenset(),
+                    read: Mapping[str, ReadAt] | None = None) -> GroundingCheck:
     """Locate each grounded value in ``source`` by the occurrence rule.
 
     ``prior``: spans an earlier extraction pass took (``agentflow.extraction.
@@ -173,11 +180,16 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
     that sibling follows (a chain ``a -> b -> c``: every span ends before the
     next one begins). A null or unfound sibling sets no bound.
 
+    ``read``: field path -> whether a value at a span is where that field's
+    learned locator reads it (``agentflow.grounding.locator_whole``): such a
+    place is whole by the rule's edges, though it cuts a token
+    (``Port=2022``).
+
     Returns a ``GroundingCheck`` with a span per found value, the values not
     found and the empty ones (never raises).
     """
     result = GroundingCheck()
-    context = _Context(source)
+    context = _Context(source, read or {})
     options: dict[str, _Places] = {}  # where each placed value could be, for ``after``
     follows: dict[str, str] = {}  # path -> the path of the value it was placed after
     taken: set[Span] = set(prior)

@@ -56,4 +56,4 @@ def taken_of(ex: CallExecution, run: OutputRun) -> frozenset[tuple[int, int]]:
 def _trusted(ex: CallExecution, run: OutputRun, value: Any) -> dict[str, list[tuple[int, int]]]:
     """``check_output`` of ``value`` against the call's source."""
     return check_output(value, run.spec.output_type, run.ground, source_of(ex, run),
-                        taken_of(ex, run))
+                        taken_of(ex, run), run.locators)

@@ -44,8 +44,9 @@ def schema_types(node: Mapping[str, Any]) -> set[str]:
 _GROUNDED_KEY = "x-grounded"  # agentflow.grounding.GROUNDED_KEY
 _MARK_KEYS = (_GROUNDED_KEY, "x-grounded-line", "x-grounded-after",
               "x-grounded-longest", "x-grounded-clean", "x-grounded-values",
-              "x-derived", "x-grounded-decimal")  # grounding.marker's LINE_KEY ... DECIMAL_KEY,
-# locators' VALUES_KEY
+              "x-derived", "x-grounded-decimal",
+              "x-grounded-read")  # grounding.marker's LINE_KEY ... DECIMAL_KEY,
+# locators' VALUES_KEY, locator_whole's READ_KEY
 
 
 def unmarked(node: Any) -> Any:

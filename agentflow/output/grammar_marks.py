@@ -27,6 +27,7 @@ _AFTER = "x-grounded-after"  # agentflow.grounding.marker.AFTER_KEY
 _LONGEST = "x-grounded-longest"  # agentflow.grounding.marker.LONGEST_KEY
 _CLEAN = "x-grounded-clean"  # agentflow.grounding.marker.CLEAN_KEY
 _VALUES = "x-grounded-values"  # agentflow.grounding.locators.VALUES_KEY
+_READ = "x-grounded-read"  # agentflow.grounding.locator_whole.READ_KEY
 _TYPED = "x-grounded-typed"  # agentflow.grounding.marker.TYPED_KEY
 _TYPED_KINDS = ("number", "date", "date-time")  # agentflow.grounding.marker.TYPED
 _DECIMAL = "x-grounded-decimal"  # agentflow.grounding.marker.DECIMAL_KEY

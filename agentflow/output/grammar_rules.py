@@ -24,11 +24,13 @@ from agentflow.output.grammar_marks import (
     _LINE,
     _LONGEST,
     _NULL,
+    _READ,
     _SOURCE,
     _TYPED,
     _TYPED_KINDS,
     _VALUES,
     _WHOLE_ITEMS,
+    _WHOLE_TOKENS,
     MAX_SOURCE_CHARS,
     _json_literal,
     _literal,
@@ -138,9 +140,11 @@ class RuleBuilder(TerminalBuilder):
         values = node.get(_VALUES)
         if mark in _SOURCE and isinstance(values, list) and all(
                 isinstance(v, str) for v in values):  # a learned locator's values
-            allowed = self.own_rules(values, node, mark, line)
+            # read where they cut a token (``Port=2022``): whole by the rule's edges
+            held = True if node.get(_READ) is True and mark == _WHOLE_TOKENS else mark
+            allowed = self.own_rules(values, node, held, line)
             if self.clean:  # clean where they are, as verification reads it
-                allowed = [v for v in allowed if self.clean_in_place(v, mark, line)]
+                allowed = [v for v in allowed if self.clean_in_place(v, held, line)]
             outer, self.clean = self.clean, False
             try:
                 listed = self.list_values(("VALUES", *allowed), allowed)

@@ -1,0 +1,76 @@
+"""Where a field's learned locator reads a value that cuts a token: its
+edges are the rule's edges (``reads_at``).
+
+The tokenizer (``agentflow.grounding.tokens``) keeps ``key=value`` words
+whole on purpose (``urgency=medium``), so a value the examples show as whole
+tokens (``Port 2222``) is refused where a document writes its label with an
+``=`` (``Port=2022``: ``2022`` cuts the token ``Port=2022``). Where the
+field's own locator reads exactly that value at exactly that place, the
+place is whole by the rule's edges; anywhere else the whole-token check is
+unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from agentflow.grounding.lines import line_around
+from agentflow.grounding.locate import occurrences
+from agentflow.grounding.tokens import cuts_token
+
+if TYPE_CHECKING:
+    from agentflow.grounding.locator_rule import Locator
+
+__all__ = ["READ_KEY", "ReadAt", "read_cut", "read_tests", "reads_at"]
+
+READ_KEY = "x-grounded-read"
+"""JSON Schema key of a located string node (``agentflow.grounding.
+locator_offer.apply_locators``): ``true`` where the value offered is one the
+field's locator reads at a place that cuts a token (``read_cut``), so the
+grammar offers it though it is no whole token of the source."""
+
+ReadAt = Callable[[str, tuple[int, int]], bool]
+"""A test of whether a value at a ``[start, end)`` span of the source is
+where a field's locator reads it."""
+
+
+def reads_at(rule: Locator, value: str, source: str, span: tuple[int, int]) -> bool:
+    """Whether ``rule`` (a single value's locator) reads ``value`` at ``span``
+    of ``source``: the first value it reads in ``source`` is ``value``, it
+    reads ``value`` on ``span``'s line alone, and that line writes ``value``
+    only once (so the place is that one)."""
+    if rule.many or source[span[0]:span[1]] != value:
+        return False
+    found = rule.values(source)
+    if not found or found[0] != value:
+        return False
+    lo, hi = line_around(source, span[0])
+    line = source[lo:hi]
+    if span[1] > hi or line.count(value) != 1:
+        return False
+    return rule.values(line)[:1] == [value]
+
+
+def read_cut(rule: Locator, value: str, source: str) -> bool:
+    """Whether ``value`` is no whole token anywhere in ``source`` while
+    ``rule`` reads it at a place that cuts one (``reads_at``)."""
+    every = occurrences(value, source)
+    return bool(every) and all(cuts_token(source, *s) for s in every) and any(
+        reads_at(rule, value, source, s) for s in every)
+
+
+def read_tests(locators: Mapping[str, Locator] | None, source: str) -> dict[str, ReadAt]:
+    """Top-level field name -> its ``reads_at`` test on ``source``, for each
+    single-value locator of ``locators`` (none: empty)."""
+    out: dict[str, ReadAt] = {}
+    for name, rule in (locators or {}).items():
+        if not rule.many:
+            out[name] = _test(rule, source)
+    return out
+
+
+def _test(rule: Locator, source: str) -> ReadAt:
+    def test(value: str, span: tuple[int, int]) -> bool:
+        return reads_at(rule, value, source, span)
+    return test
