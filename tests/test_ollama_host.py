@@ -120,3 +120,17 @@ def test_a_scheme_less_base_url_with_a_bad_port_is_refused_naming_it(value: str)
 def test_a_url_with_a_scheme_is_taken_as_given() -> None:
     model = OllamaChatModel("llama3.2", base_url="http://127.0.0.1:9/v1/")
     assert model.base_url == "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize("where", ["base_url", "OLLAMA_HOST"])
+def test_a_bad_address_is_refused_without_its_password(
+        where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scheme-less address with credentials and a bad port, given as
+    ``base_url`` or in the variable: a typed error naming where it came from,
+    its ``user:password@`` masked."""
+    value = "admin:hunter2-secret@gpu-box:99x"
+    monkeypatch.setenv("OLLAMA_HOST", value)
+    with pytest.raises(InvalidModelError) as caught:
+        OllamaChatModel("qwen3:8b", base_url=value if where == "base_url" else None)
+    assert where in str(caught.value) and "***@gpu-box:99x" in str(caught.value)
+    assert "hunter2" not in str(caught.value) and "admin" not in str(caught.value)

@@ -15,6 +15,7 @@ import ipaddress
 import os
 import urllib.parse
 
+from agentflow._secrets import mask_secrets
 from agentflow.errors import InvalidModelError
 
 __all__ = ["DEFAULT_BASE_URL", "HOST_VARIABLE", "ollama_host", "server_url"]
@@ -38,15 +39,14 @@ def server_url(base_url: str | None) -> str:
     caller checks it: ``_http_settings.checked_base_url``).
 
     Raises:
-        InvalidModelError: a scheme-less ``base_url`` whose port is no number
-            or out of range.
+        InvalidModelError: a scheme-less ``base_url`` (or, with none,
+            ``OLLAMA_HOST``) whose port is no number or out of range; the
+            value is shown with any ``user:password@`` masked.
     """
-    if not base_url:
-        return ollama_host()
-    if not isinstance(base_url, str) or "://" in base_url:
+    if not isinstance(base_url, str | None) or (base_url and "://" in base_url):
         return base_url
     try:
-        return ollama_host(base_url, named="base_url")
+        return ollama_host(base_url, named="base_url") if base_url else ollama_host()
     except ValueError as exc:
         raise InvalidModelError(f"ollama: {exc}") from None
 
@@ -62,7 +62,7 @@ def ollama_host(value: str | None = None, *, named: str = HOST_VARIABLE) -> str:
     Raises:
         ValueError: a port that is no number or out of range (as the SDK's
             parse raises), the message naming ``named`` (``OLLAMA_HOST``) and
-            its value.
+            its value, any ``user:password@`` in it masked.
     """
     raw = (os.environ.get(HOST_VARIABLE) if value is None else value) or ""
     raw = raw.strip()
@@ -83,13 +83,23 @@ def ollama_host(value: str | None = None, *, named: str = HOST_VARIABLE) -> str:
         split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
         port = split.port or port
     except ValueError as exc:
-        raise ValueError(f"{named}={raw!r} is no Ollama server address: {exc} "
+        raise ValueError(f"{named}={_shown(raw)!r} is no Ollama server address: {exc} "
                          "(write host:port, [IPv6 address]:port or a URL)") from exc
     host = split.hostname or "127.0.0.1"
     if host in _UNSPECIFIED:
         host = "127.0.0.1"
     shown = f"[{host}]" if ":" in host else host
     return f"{scheme}://{shown}:{port}{split.path.rstrip('/')}"
+
+
+def _shown(raw: str) -> str:
+    """``raw`` as an error may show it: credentials before the host
+    (``user:password@``) masked, and any key-like text (``mask_secrets``)."""
+    scheme, sep, rest = raw.rpartition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rpartition("@")[2]
+    return mask_secrets(f"{scheme}{sep}{authority}{slash}{path}")
 
 
 def _bare_ipv6(authority: str) -> bool:
