@@ -14,6 +14,7 @@ import orjson
 from agentflow.extraction._report_records import KEPT_UNAVAILABLE
 from agentflow.extraction.report import render_report, write_report
 from agentflow.extraction.review import ResultsFile, write_review
+from tests.leak_watch import collect_earlier_garbage
 
 
 class Counted(dict[str, Any]):
@@ -66,21 +67,24 @@ def test_records_read_in_passes_are_never_held() -> None:
 
 
 def test_the_report_of_a_results_file_holds_no_record_for_long(tmp_path: Path) -> None:
-    """``agentflow report`` over 3,000 records of 2 KB: the memory it allocates
-    stays under what the records alone take (it read them all into a list)."""
+    """``agentflow report`` over 10,000 records of 2 KB: the memory it allocates
+    stays well under what the records alone take (it read them all into a
+    list), with room for what earlier tests on the worker left to the
+    collector (CI once saw 4.2 MB against a bound of 3 MB)."""
     results = tmp_path / "out.jsonl"
     with results.open("wb") as f:
-        for n in range(3000):
+        for n in range(10000):
             f.write(orjson.dumps({"id": f"d{n}", "ok": True, "output": {"note": "x" * 2000},
                                   "spans": {}}) + b"\n")
-    assert len(list(ResultsFile(results))) == 3000
+    assert len(list(ResultsFile(results))) == 10000
+    collect_earlier_garbage()
     tracemalloc.start()
     try:
         stats = write_review(results, tmp_path / "out.html")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert stats.records == 3000 and stats.unavailable_total == 3000
-    assert peak < 3_000_000, peak  # the records alone: over 6 MB
+    assert stats.records == 10000 and stats.unavailable_total == 10000
+    assert peak < 8_000_000, peak  # the records alone: over 20 MB
     page = (tmp_path / "out.html").read_text()
-    assert page.count('class="doc is-ok') == 3000
+    assert page.count('class="doc is-ok') == 10000
