@@ -122,8 +122,8 @@ def test_report_skips_a_line_longer_than_a_record_without_holding_it(tmp_path: P
     from agentflow.extraction.review import read_records as report_records
 
     path = tmp_path / "out.jsonl"
-    path.write_bytes(b'{"id": "a", "ok": true}\n' + b"\0" * 3_000_000 + b"\n"
-                     + b'{"id": "b", "ok": true}\n' + b"x" * 3_000_000)
+    path.write_bytes(b'{"id": "a", "ok": true}\n' + b"\0" * 30_000_000 + b"\n"
+                     + b'{"id": "b", "ok": true}\n' + b"x" * 30_000_000)
     tracemalloc.start()
     try:
         loaded = report_records(path, max_line=1000)
@@ -132,6 +132,6 @@ def test_report_skips_a_line_longer_than_a_record_without_holding_it(tmp_path: P
         tracemalloc.stop()
     assert [r["id"] for r in loaded.records] == ["a", "b"]
     assert loaded.notes == [
-        f"{path}:2: skipped a line of 3,000,000 bytes (longer than a record read back: 1,000)",
-        f"{path}:4: skipped a line of 3,000,000 bytes (longer than a record read back: 1,000)"]
-    assert peak < 1_000_000, peak  # the line was read whole: 3 MB
+        f"{path}:2: skipped a line of 30,000,000 bytes (longer than a record read back: 1,000)",
+        f"{path}:4: skipped a line of 30,000,000 bytes (longer than a record read back: 1,000)"]
+    assert peak < 8_000_000, peak  # the line was read whole: 30 MB (room for a loaded worker)
