@@ -13,16 +13,25 @@ unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from agentflow.grounding.lines import line_around
 from agentflow.grounding.locate import occurrences
 from agentflow.grounding.tokens import cuts_token
 
-if TYPE_CHECKING:
-    from agentflow.grounding.locator_rule import Locator
 
-__all__ = ["READ_KEY", "ReadAt", "read_cut", "read_tests", "reads_at"]
+class ReadingRule(Protocol):
+    """What this module reads of a learned locator
+    (``agentflow.grounding.locator_rule.Locator``; named here by its shape,
+    as ``placing`` imports this module and the locator's modules import
+    what imports ``placing``)."""
+
+    @property
+    def many(self) -> bool: ...
+
+    def values(self, source: str, *, live: bool = True) -> list[str]: ...
+
+__all__ = ["READ_KEY", "ReadAt", "ReadingRule", "read_cut", "read_tests", "reads_at"]
 
 READ_KEY = "x-grounded-read"
 """JSON Schema key of a located string node (``agentflow.grounding.
@@ -35,7 +44,7 @@ ReadAt = Callable[[str, tuple[int, int]], bool]
 where a field's locator reads it."""
 
 
-def reads_at(rule: Locator, value: str, source: str, span: tuple[int, int]) -> bool:
+def reads_at(rule: ReadingRule, value: str, source: str, span: tuple[int, int]) -> bool:
     """Whether ``rule`` (a single value's locator) reads ``value`` at ``span``
     of ``source``: the first value it reads in ``source`` is ``value``, it
     reads ``value`` on ``span``'s line alone, and that line writes ``value``
@@ -52,7 +61,7 @@ def reads_at(rule: Locator, value: str, source: str, span: tuple[int, int]) -> b
     return rule.values(line)[:1] == [value]
 
 
-def read_cut(rule: Locator, value: str, source: str) -> bool:
+def read_cut(rule: ReadingRule, value: str, source: str) -> bool:
     """Whether ``value`` is no whole token anywhere in ``source`` while
     ``rule`` reads it at a place that cuts one (``reads_at``)."""
     every = occurrences(value, source)
@@ -60,7 +69,7 @@ def read_cut(rule: Locator, value: str, source: str) -> bool:
         reads_at(rule, value, source, s) for s in every)
 
 
-def read_tests(locators: Mapping[str, Locator] | None, source: str) -> dict[str, ReadAt]:
+def read_tests(locators: Mapping[str, ReadingRule] | None, source: str) -> dict[str, ReadAt]:
     """Top-level field name -> its ``reads_at`` test on ``source``, for each
     single-value locator of ``locators`` (none: empty)."""
     out: dict[str, ReadAt] = {}
@@ -70,7 +79,7 @@ def read_tests(locators: Mapping[str, Locator] | None, source: str) -> dict[str,
     return out
 
 
-def _test(rule: Locator, source: str) -> ReadAt:
+def _test(rule: ReadingRule, source: str) -> ReadAt:
     def test(value: str, span: tuple[int, int]) -> bool:
         return reads_at(rule, value, source, span)
     return test
