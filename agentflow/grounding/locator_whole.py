@@ -49,24 +49,17 @@ def reads_at(rule: ReadingRule, value: str, source: str, span: tuple[int, int]) 
     of ``source``: the first value it reads in ``source`` is ``value``, it
     reads ``value`` on ``span``'s line alone, and that line writes ``value``
     only once (so the place is that one)."""
-    if rule.many or source[span[0]:span[1]] != value:
-        return False
-    found = rule.values(source)
-    if not found or found[0] != value:
-        return False
-    lo, hi = line_around(source, span[0])
-    line = source[lo:hi]
-    if span[1] > hi or line.count(value) != 1:
-        return False
-    return rule.values(line)[:1] == [value]
+    return _test(rule, source)(value, span)
 
 
 def read_cut(rule: ReadingRule, value: str, source: str) -> bool:
     """Whether ``value`` is no whole token anywhere in ``source`` while
     ``rule`` reads it at a place that cuts one (``reads_at``)."""
     every = occurrences(value, source)
-    return bool(every) and all(cuts_token(source, *s) for s in every) and any(
-        reads_at(rule, value, source, s) for s in every)
+    if not every or not all(cuts_token(source, *s) for s in every):
+        return False
+    test = _test(rule, source)
+    return any(test(value, s) for s in every)
 
 
 def read_tests(locators: Mapping[str, ReadingRule] | None, source: str) -> dict[str, ReadAt]:
@@ -80,6 +73,21 @@ def read_tests(locators: Mapping[str, ReadingRule] | None, source: str) -> dict[
 
 
 def _test(rule: ReadingRule, source: str) -> ReadAt:
+    """``reads_at`` of ``rule`` on ``source``, reading the rule's first value
+    in the whole source once, the first time a place asks (a value may cut
+    tokens at many places, each one tested)."""
+    first: list[list[str]] = []  # [rule.values(source)[:1]] once read
+
     def test(value: str, span: tuple[int, int]) -> bool:
-        return reads_at(rule, value, source, span)
+        if rule.many or source[span[0]:span[1]] != value:
+            return False
+        if not first:
+            first.append(rule.values(source)[:1])
+        if first[0] != [value]:
+            return False
+        lo, hi = line_around(source, span[0])
+        line = source[lo:hi]
+        if span[1] > hi or line.count(value) != 1:
+            return False
+        return rule.values(line)[:1] == [value]
     return test
