@@ -32,11 +32,9 @@ from collections.abc import Sequence
 from agentflow.grounding.brace_records import kind_spans, opener_words
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
-from agentflow.grounding.sibling_blocks import record_kinds, record_spans, share_keys
+from agentflow.grounding.sibling_blocks import INSIDE, record_kinds, record_spans, share_keys
 from agentflow.grounding.void_blocks import live_text
 from agentflow.output.examples import CheckedExample
-
-_INSIDE = " > "  # (``agentflow.grounding.sibling_blocks``: a kind inside another's first block)
 
 __all__ = ["first_sibling_alone", "first_values", "later_differs", "later_sibling_only",
            "learn_record"]
@@ -91,7 +89,7 @@ def learn_record(rule: Locator, examples: Sequence[CheckedExample]) -> str:
     if not shown_in:
         return ""
     rank, best = min(shown_in)
-    inside = [(start, f"{best}{_INSIDE}{kind.partition(' ')[2]}")
+    inside = [(start, f"{best}{INSIDE}{kind.partition(' ')[2]}")
               for (_, start, _), kind in shown_in if kind.startswith("brace ") and start > rank[1]]
     inside = [(start, kind) for start, kind in inside if best.startswith("brace ") and all(
         _shown(rule, e.text, kind) is not None for e in filled)]

@@ -53,7 +53,7 @@ from agentflow.grounding.groups import group_key, group_kind
 from agentflow.grounding.lines import KEY_LINE
 from agentflow.grounding.markup import element_spans, is_markup
 
-__all__ = ["head_word", "record_kinds", "record_spans", "record_words", "share_keys"]
+__all__ = ["INSIDE", "head_word", "record_kinds", "record_spans", "record_words", "share_keys"]
 
 _BLOCK_KEY = re.compile(r"[ \t]*([^\s#:\-\[{\"'][^:#]*?|\"[^\"\n]+\"|'[^'\n]+'):"
                         r"[ \t]*(?:&\S+[ \t]*)?(?:#.*)?\r?\Z")
@@ -62,7 +62,7 @@ _HEAD = re.compile(r"[ \t]*([^\W\d][\w-]*)[ \t]+\S")
 """A line that begins with a keyword and an argument (``Host build-server``)."""
 _MAX_HEAD_WORDS = 5  # a header line is short: a keyword and a few patterns, not prose
 _SEPARATOR = "---"
-_INSIDE = " > "
+INSIDE = " > "
 """Between two brace block kinds: blocks of the second inside the first's first block."""
 
 
@@ -103,7 +103,7 @@ def _brace_spans(lines: Sequence[str], kind: str) -> list[tuple[int, int, str]]:
     """The blocks of brace block ``kind``; of ``OUTER > INNER``, the blocks
     of kind ``INNER`` inside the first block of kind ``OUTER`` (the
     ``location`` blocks of the first ``server``)."""
-    outer, nested, inner = kind.partition(_INSIDE)
+    outer, nested, inner = kind.partition(INSIDE)
     spans = kind_spans(lines, outer)
     if not nested or not spans:
         return spans
@@ -202,7 +202,7 @@ def record_words(kind: str) -> str:
     if what == "group":
         return f"the first group {arg!r}"
     if what == "brace":
-        outer, nested, inner = arg.partition(_INSIDE)
+        outer, nested, inner = arg.partition(INSIDE)
         words = f"the first block {outer + ' {'!r}"
         return f"the first block {inner + ' {'!r} of {words}" if nested else words
     if what == "element":
