@@ -10,6 +10,7 @@ import bisect
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 
 from agentflow.grounding.check import Span
 from agentflow.grounding.escapes import unescaped
@@ -19,7 +20,7 @@ from agentflow.grounding.lines import line_around, line_spans
 from agentflow.grounding.occurrence_index import starts
 from agentflow.grounding.tokens import cuts_token
 
-__all__ = ["TYPOGRAPHIC", "Span", "locate", "occurrences", "on_line"]
+__all__ = ["TYPOGRAPHIC", "Span", "locate", "narrowed", "occurrences", "on_line"]
 
 
 def _pattern(value: str, case_sensitive: bool) -> re.Pattern[str] | None:
@@ -172,18 +173,22 @@ def _spaced_occurrences(value: str, source: str, case_sensitive: bool) -> list[S
     return spans
 
 
-def _whole(spans: list[Span], source: str) -> list[Span]:
-    """The spans that cut no token of ``source``."""
-    return [s for s in spans if not cuts_token(source, *s)]
-
-
-def _line_bounds(source: str) -> tuple[set[int], set[int]]:
-    """Where the line contents of ``source`` start, and where they end."""
+@functools.lru_cache(maxsize=4)
+def _line_bounds(source: str) -> tuple[frozenset[int], frozenset[int]]:
+    """Where the line contents of ``source`` start, and where they end (one
+    document's values are placed in turn)."""
     lines = line_spans(source)
-    return {s for s, _ in lines}, {e for _, e in lines}
+    return frozenset(s for s, _ in lines), frozenset(e for _, e in lines)
 
 
-def _whole_lines(spans: list[Span], bounds: tuple[set[int], set[int]]) -> list[Span]:
+@functools.lru_cache(maxsize=4)
+def _item_set(source: str) -> frozenset[Span]:
+    """The spans of ``source``'s list items, each with and without its own
+    nested items (``item_spans``, ``own_item_spans``)."""
+    return frozenset(item_spans(source)) | frozenset(own_item_spans(source))
+
+
+def _whole_lines(spans: list[Span], bounds: tuple[frozenset[int], frozenset[int]]) -> list[Span]:
     """The spans that begin and end at line contents (``bounds``: ``_line_bounds``)."""
     starts, ends = bounds
     return [s for s in spans if s[0] in starts and s[1] in ends]
@@ -231,14 +236,40 @@ def occurrences(
     ``locate`` takes, in document order (``[]`` for a blank value)."""
     if not value.strip():
         return []
-    every = _occurrences(value, source, case_sensitive)
-    if whole_tokens:
-        every = _whole(every, source)
-    if whole_lines:
-        every = _whole_lines(every, _line_bounds(source))
-    if whole_items:
-        items = set(item_spans(source)) | set(own_item_spans(source))
-        every = [s for s in every if s in items]
-    if line is not None:
-        every = _on_lines(every, source, line, whole_items)
-    return every
+    return narrowed(_occurrences(value, source, case_sensitive), source,
+                    whole_tokens=whole_tokens, whole_lines=whole_lines,
+                    whole_items=whole_items, line=line)[0]
+
+
+def narrowed(
+    every: list[Span], source: str, *, whole_tokens: bool = False, whole_lines: bool = False,
+    whole_items: bool = False, line: str | None = None,
+    cut_ok: Callable[[Span], bool] | None = None,
+) -> tuple[list[Span], tuple[str, Span] | None]:
+    """The places of ``every`` (a value's, in ``source``) that the rules
+    ``locate`` takes allow, each rule in turn, and the last rule that left
+    none of the places before it: ``("cut", ...)`` (``whole_tokens``),
+    ``"cut_lines"``, ``"cut_items"`` or ``"off_line"``, with the first of
+    those places (``None``: no rule did). ``cut_ok``: whether a place that
+    cuts a token is whole all the same (``agentflow.grounding.
+    locator_whole``: where the field's locator reads the value)."""
+    failed: tuple[str, Span] | None = None
+    if every and whole_tokens:
+        whole = [s for s in every if not cuts_token(source, *s) or (
+            cut_ok is not None and cut_ok(s))]
+        failed = None if whole else ("cut", every[0])
+        every = whole
+    if every and whole_lines:
+        whole = _whole_lines(every, _line_bounds(source))
+        failed = None if whole else ("cut_lines", every[0])
+        every = whole
+    if every and whole_items:
+        items = _item_set(source)
+        whole = [s for s in every if s in items]
+        failed = None if whole else ("cut_items", every[0])
+        every = whole
+    if every and line is not None:
+        placed = _on_lines(every, source, line, whole_items)
+        failed = None if placed else ("off_line", every[0])
+        every = placed
+    return every, failed

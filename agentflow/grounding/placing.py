@@ -14,6 +14,7 @@ past the places already taken, never by reading every place before it.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,9 +22,9 @@ from typing import TYPE_CHECKING
 
 from agentflow.grounding.check import GroundingCheck, Span, sibling_path
 from agentflow.grounding.edges import edge_problem
-from agentflow.grounding.items import item_at, item_spans, own_item_spans
+from agentflow.grounding.items import item_at
 from agentflow.grounding.lines import line_at
-from agentflow.grounding.locate import _line_bounds, _occurrences, _on_lines, _whole, _whole_lines
+from agentflow.grounding.locate import _occurrences, narrowed
 from agentflow.grounding.locator_whole import ReadAt
 from agentflow.grounding.longest import longer_span, maximal_test
 from agentflow.grounding.tokens import token_at
@@ -64,14 +65,12 @@ class _Rule:
 
 
 class _Context:
-    """What a check computes once for its source: line bounds, list items,
-    the maximal-span tests, the rules located so far."""
+    """What a check computes once for its source: the maximal-span tests,
+    the rules located so far."""
 
     def __init__(self, source: str, read: Mapping[str, ReadAt]) -> None:
         self.source = source
         self.read = read
-        self.bounds: tuple[set[int], set[int]] | None = None
-        self.items: set[Span] | None = None
         self.tests: dict[tuple[str, bool, str | None], Callable[[Span], bool]] = {}
         self.rules: dict[tuple[str, object, str | None, str | None], _Rule] = {}
         self.era = 0  # moves on each time a taken place is given back
@@ -86,35 +85,13 @@ class _Context:
 
     def _locate(self, gv: GroundedValue) -> _Rule:
         source, marker = self.source, gv.marker
-        every = _occurrences(gv.value, source, marker.case_sensitive)
-        failure: tuple[str, str] | None = None
-        if every and marker.whole_tokens:
-            whole = _whole(every, source)
-            reads = self.read.get(gv.path)
-            if reads is not None and len(whole) < len(every):  # where the field's rule reads it
-                cut = set(every) - set(whole)
-                whole = [s for s in every if s not in cut or reads(gv.value, s)]
-            if not whole:
-                failure = ("cut", token_at(source, *every[0]))
-            every = whole
-        if every and marker.whole_lines:
-            self.bounds = self.bounds or _line_bounds(source)
-            whole = _whole_lines(every, self.bounds)
-            if not whole:
-                failure = ("cut_lines", line_at(source, *every[0]))
-            every = whole
-        if every and marker.whole_items:
-            if self.items is None:
-                self.items = set(item_spans(source)) | set(own_item_spans(source))
-            whole = [s for s in every if s in self.items]
-            if not whole:
-                failure = ("cut_items", item_at(source, *every[0]) or "")
-            every = whole
-        if every and marker.line is not None:
-            placed = _on_lines(every, source, marker.line, marker.whole_items)
-            if not placed:
-                failure = ("off_line", marker.line)
-            every = placed
+        reads = self.read.get(gv.path)
+        every, failed = narrowed(
+            _occurrences(gv.value, source, marker.case_sensitive), source,
+            whole_tokens=marker.whole_tokens, whole_lines=marker.whole_lines,
+            whole_items=marker.whole_items, line=marker.line,
+            cut_ok=None if reads is None else functools.partial(reads, gv.value))
+        failure = None if failed is None else (failed[0], _shown(failed, source, marker.line))
         keep: Callable[[Span], bool] = _always
         if every and marker.longest and gv.pattern is not None:
             # tested lazily, where a place is looked at: a value repeated
@@ -247,6 +224,19 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
 
 def _always(span: Span) -> bool:
     return True
+
+
+def _shown(failed: tuple[str, Span], source: str, line: str | None) -> str:
+    """The text a failure of ``narrowed`` shows: the token, line or item
+    its first place cuts, or the line rule it is off."""
+    kind, (a, b) = failed
+    if kind == "cut":
+        return token_at(source, a, b)
+    if kind == "cut_lines":
+        return line_at(source, a, b)
+    if kind == "cut_items":
+        return item_at(source, a, b) or ""
+    return str(line)
 
 
 def _earliest_end(places: list[Span], keep: Callable[[Span], bool]) -> int:
