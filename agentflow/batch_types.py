@@ -221,11 +221,9 @@ def _id_of(index: int, item: object) -> tuple[str, bool] | None:
     if isinstance(item, str):
         return str(index), True
     if isinstance(item, tuple) and len(item) == 2:
-        if item[0] is None or isinstance(item[0], bytes | bytearray | memoryview):
-            return None
         try:
-            return str(item[0]), False
-        except Exception:  # refused when it is reached (_pair_id)
+            return _pair_id(index, item[0]), False
+        except InvalidInputError:  # refused when it is reached (as_input)
             return None
     return None
 

@@ -43,7 +43,6 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from agentflow._commit import stray_cancel
 from agentflow.acting import run_tool_calls, tool_progress
 from agentflow.call_outcome import commit, output_failure, stops
 from agentflow.errors import ProviderError, StructuredOutputError
@@ -60,6 +59,8 @@ from agentflow.events import (
 from agentflow.loop_steps import (
     LoopAgent,
     after_acting,
+    call_failure,
+    close_chunks,
     fold_chunks,
     open_call,
     out_of_steps,
@@ -139,11 +140,8 @@ async def call_events(
                                         partial = m.on_chunk(ex, chunk, builder)
                                         if partial is not None:
                                             yield partial
-                            finally:  # (a generator run to its end has nothing to close)
-                                if getattr(chunks, "ag_frame", True) is not None:
-                                    aclose = getattr(chunks, "aclose", None)
-                                    if aclose is not None:
-                                        await aclose()
+                            finally:
+                                await close_chunks(chunks)
                         except ProviderError as error:
                             trace.fail(error)
                             retry = await recover(ex, agent.middleware, request, error, received,
@@ -200,14 +198,11 @@ async def call_events(
         if strict and not ex.completed and ex.stop_reason not in SUSPENDED:
             raise output_failure(complete)  # (a call paused for its caller is not a failure)
         yield complete
-    except (StructuredOutputError, ProviderError) as exc:  # it carries what the call spent
-        if exc.usage is None:
-            exc.usage = ex.usage
-        raise
-    except asyncio.CancelledError as exc:  # the call's cancellation, or code's own?
-        if not stray_cancel(exc):
+    except (StructuredOutputError, ProviderError, asyncio.CancelledError) as exc:
+        failure = call_failure(ex, exc)  # with what the call spent; a stray cancel a failure
+        if failure is exc:
             raise
-        raise stray_call_error(exc) from exc  # a failure, never a stream's silent end
+        raise failure from exc  # never a stream's silent end
     finally:
         ex.state.release()
 
@@ -295,13 +290,10 @@ async def call_complete(
             if ex.pending_events:
                 drain(ex)
             return commit(ex)
-    except (StructuredOutputError, ProviderError) as exc:  # it carries what the call spent
-        if exc.usage is None:
-            exc.usage = ex.usage
-        raise
-    except asyncio.CancelledError as exc:  # the call's cancellation, or code's own?
-        if not stray_cancel(exc):
+    except (StructuredOutputError, ProviderError, asyncio.CancelledError) as exc:
+        failure = call_failure(ex, exc)  # with what the call spent; a stray cancel a failure
+        if failure is exc:
             raise
-        raise stray_call_error(exc) from exc  # a failure, never a call's silent end
+        raise failure from exc  # never a stream's silent end
     finally:
         ex.state.release()

@@ -13,13 +13,19 @@ of a step of their own would cost a coroutine per stage per call.)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentflow._arguments import check_instance, check_optional
+from agentflow._commit import stray_cancel
 from agentflow.acting import count_failures
 from agentflow.call_input import coerce_input, start_execution
-from agentflow.errors import InvalidInputError, StrayCancelError
+from agentflow.errors import (
+    InvalidInputError,
+    ProviderError,
+    StrayCancelError,
+    StructuredOutputError,
+)
 from agentflow.events import StopReason
 from agentflow.grounding.marker import Grounded
 from agentflow.input_checks import check_call_inputs
@@ -38,8 +44,8 @@ if TYPE_CHECKING:
     from agentflow.telemetry import Telemetry
     from agentflow.tools import Toolkit
 
-__all__ = ["LoopAgent", "after_acting", "fold_chunks", "open_call", "out_of_steps",
-           "stray_call_error", "supplied_results", "tool_message"]
+__all__ = ["LoopAgent", "after_acting", "call_failure", "close_chunks", "fold_chunks", "open_call",
+           "out_of_steps", "stray_call_error", "supplied_results", "tool_message"]
 
 
 class LoopAgent(Protocol):
@@ -139,11 +145,17 @@ async def fold_chunks(ex: CallExecution, request: ModelRequest, builder: ReplyBu
             builder.add(chunk)
             for m in chunk_hooks:
                 m.on_chunk(ex, chunk, builder)
-    finally:  # (a generator run to its end has nothing to close)
-        if getattr(chunks, "ag_frame", True) is not None:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
+    finally:
+        await close_chunks(chunks)
+
+
+async def close_chunks(chunks: AsyncIterator[Any]) -> None:
+    """Close a model's stream however its reading ended (``aclose``, where it
+    has one); a generator run to its end has nothing to close."""
+    if getattr(chunks, "ag_frame", True) is not None:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def _acting(decision: Decision | None) -> tuple[
@@ -200,6 +212,18 @@ def out_of_steps(agent: LoopAgent, ex: CallExecution) -> None:
     """The loop ran ``max_iters`` steps without ending: say so."""
     ex.stop_reason = "max_iters"
     ex.log.info("call.max_iters", max_iters=agent.max_iters)
+
+
+def call_failure(ex: CallExecution, exc: BaseException) -> BaseException:
+    """What a call ended by ``exc`` raises: a ``CancelledError`` no canceller
+    asked for as ``stray_call_error``'s error (any other cancellation as it
+    is); an error that reports spending (``StructuredOutputError``,
+    ``ProviderError``) carrying the call's usage where it has none."""
+    if isinstance(exc, asyncio.CancelledError):
+        return stray_call_error(exc) if stray_cancel(exc) else exc
+    if isinstance(exc, StructuredOutputError | ProviderError) and exc.usage is None:
+        exc.usage = ex.usage
+    return exc
 
 
 def stray_call_error(cancel: asyncio.CancelledError) -> StrayCancelError:

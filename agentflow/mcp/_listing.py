@@ -104,7 +104,6 @@ class _Writes(_Wrapped):
         await self._inner.send(item)
 
 
-
 class _Reads(_Wrapped):
     """The session's read stream; the answers to the noted requests checked."""
 
@@ -146,7 +145,6 @@ class _Reads(_Wrapped):
             if len(kept) < len(tools):
                 message.result["tools"] = kept
         return item
-
 
 
 def checked_streams(read: Any, write: Any, version: Callable[[], str | None],

@@ -65,4 +65,6 @@ def not_a_model(tp: Any) -> str | None:
 
 
 def type_name(tp: Any) -> str:
+    """``tp``'s name for a message and a tool name: its ``__name__``, else ``str(tp)``
+    (``list[Contact]``)."""
     return getattr(tp, "__name__", None) or str(tp)

@@ -8,17 +8,9 @@ import re
 from collections.abc import Mapping
 
 from agentflow.providers._http import parse_retry_after
-from agentflow.ratelimit import RateLimitSnapshot, model_family, seconds_until
+from agentflow.ratelimit import RateLimitSnapshot, model_family, parse_count, seconds_until
 
 __all__ = ["rate_family", "rate_limit_headers"]
-
-
-def _number(headers: Mapping[str, str], name: str) -> float | None:
-    value = headers.get(name)
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
@@ -31,11 +23,11 @@ def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
     prefix = "anthropic-ratelimit-"
     dim = "tokens" if f"{prefix}tokens-remaining" in headers else "input-tokens"
     snap = RateLimitSnapshot(
-        requests_limit=_number(headers, f"{prefix}requests-limit"),
-        requests_remaining=_number(headers, f"{prefix}requests-remaining"),
+        requests_limit=parse_count(headers.get(f"{prefix}requests-limit")),
+        requests_remaining=parse_count(headers.get(f"{prefix}requests-remaining")),
         requests_reset=seconds_until(headers.get(f"{prefix}requests-reset")),
-        tokens_limit=_number(headers, f"{prefix}{dim}-limit"),
-        tokens_remaining=_number(headers, f"{prefix}{dim}-remaining"),
+        tokens_limit=parse_count(headers.get(f"{prefix}{dim}-limit")),
+        tokens_remaining=parse_count(headers.get(f"{prefix}{dim}-remaining")),
         tokens_reset=seconds_until(headers.get(f"{prefix}{dim}-reset")),
         retry_after=parse_retry_after(headers),
     )

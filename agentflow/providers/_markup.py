@@ -49,6 +49,7 @@ from agentflow.providers._markup_calls import (
     ToolMarkup,
     call_object,
     json_calls,
+    only_matches,
     typed_value,
 )
 from agentflow.providers._markup_filter import MarkupFilter, filter_for
@@ -65,6 +66,7 @@ __all__ = [
     "filter_for",
     "json_calls",
     "markups_for_model",
+    "only_matches",
     "register_markup",
     "resolve_markups",
     "typed_value",

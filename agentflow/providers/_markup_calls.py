@@ -8,6 +8,7 @@ for the raw text of string-only formats (typed from the tool's schema).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from agentflow.output.dialects import resolve_ref, schema_types
 from agentflow.providers._reply_markup import MarkupCall, ReplyMarkup
 
 __all__ = ["AnyMarkup", "MarkupCall", "ToolMarkup", "call_list", "call_object", "json_calls",
-           "typed_value"]
+           "only_matches", "typed_value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,26 @@ def call_object(data: Any) -> MarkupCall | None:
     if args is None:
         args = {}
     return MarkupCall(data["name"], args) if isinstance(args, dict) else None
+
+
+_BLANK = re.compile(r"\s*")
+
+
+def only_matches(pattern: re.Pattern[str], text: str) -> list[re.Match[str]] | None:
+    """The matches of ``pattern`` in ``text``, left to right, when nothing but
+    whitespace lies before, between and after them (``[]``: a blank text);
+    ``None`` when anything else does. A block of elements (invokes, a call's
+    parameters) is read this way: a tag the model broke is left over, and the
+    block is no call, never a call without that argument (the kind of
+    sgl-project/sglang#39435)."""
+    found: list[re.Match[str]] = []
+    at = 0
+    for match in pattern.finditer(text):
+        if not _BLANK.fullmatch(text, at, match.start()):
+            return None
+        found.append(match)
+        at = match.end()
+    return found if _BLANK.fullmatch(text, at) else None
 
 
 def typed_value(raw: str, schema: Mapping[str, Any] | None,

@@ -65,6 +65,7 @@ from agentflow.providers._markup import (
     ToolMarkup,
     call_object,
     json_calls,
+    only_matches,
     register_markup,
 )
 from agentflow.providers._openai_compat import OpenAICompatibleModel
@@ -188,16 +189,22 @@ def parse_qwen_xml_call(body: str) -> list[MarkupCall] | None:
     anything but parameters: a parameter tag the model broke
     (``<parameter enabled>``) was dropped, and the call ran without that
     argument, its default used (the kind of sgl-project/sglang#39435)."""
-    if _FUNCTION.sub("", body).strip():
+    functions = only_matches(_FUNCTION, body)
+    if not functions:
         return None
     calls = []
-    for name, inner in _FUNCTION.findall(body):
-        if _XML_PARAMETER.sub("", inner).strip():
+    for function in functions:
+        params = only_matches(_XML_PARAMETER, function.group(2))
+        if params is None:
             return None
-        calls.append(MarkupCall(name, {k: v.strip("\n")
-                                       for k, v in _XML_PARAMETER.findall(inner)},
-                                raw_values=True))
-    return calls or None
+        calls.append(MarkupCall(function.group(1), _xml_arguments(params), raw_values=True))
+    return calls
+
+
+def _xml_arguments(params: list[re.Match[str]]) -> dict[str, str]:
+    """The arguments of ``<parameter=key>value</parameter>`` elements, each
+    value without its leading and trailing line breaks."""
+    return {p.group(1): p.group(2).strip("\n") for p in params}
 
 
 QWEN_XML_MARKUP = register_markup(
@@ -215,11 +222,10 @@ def parse_bare_function_call(body: str) -> list[MarkupCall] | None:
     if not sep or not _BARE_NAME.fullmatch(name):
         return None
     if "<parameter=" in inner:
-        params = _XML_PARAMETER.findall(inner)
-        rest = _XML_PARAMETER.sub("", inner)
-        if not params or rest.strip():
+        params = only_matches(_XML_PARAMETER, inner)
+        if not params:
             return None
-        return [MarkupCall(name, {k: v.strip("\n") for k, v in params}, raw_values=True)]
+        return [MarkupCall(name, _xml_arguments(params), raw_values=True)]
     text = inner.strip()
     if not text:
         return [MarkupCall(name, {})]

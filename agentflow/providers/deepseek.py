@@ -51,7 +51,7 @@ import orjson
 
 from agentflow.model import GenerateOptions, ModelProfile
 from agentflow.output.decoding import decode_value
-from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._markup import MarkupCall, ToolMarkup, only_matches, register_markup
 from agentflow.providers._openai_compat import OpenAICompatibleModel
 from agentflow.providers._openai_wire import ReasoningHistory
 from agentflow.providers._profiles import ProfileRule
@@ -132,7 +132,6 @@ _INVOKE = re.compile(rf'<{_BAR}DSML{_BAR}invoke\s+name="([^"]+)"\s*>(.*?)</{_BAR
 _PARAMETER = re.compile(
     rf'<{_BAR}DSML{_BAR}parameter\s+name="([^"]+)"(?:\s+string="(true|false)")?\s*>(.*?)'
     rf"</{_BAR}DSML{_BAR}parameter>", re.DOTALL)
-_BLANK_OUTSIDE = re.compile(r"\s*")
 
 
 def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
@@ -147,18 +146,16 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
     ``<parameter name="enabled">true</｜DSML｜parameter>``: read as a call
     without that argument, its default then used, sgl-project/sglang#39435),
     or one is broken."""
+    invokes = only_matches(_INVOKE, body)
+    if not invokes:
+        return None
     calls: list[MarkupCall] = []
-    end = 0
-    for match in _INVOKE.finditer(body):
-        if not _BLANK_OUTSIDE.fullmatch(body, end, match.start()):
-            return None
-        end = match.end()
+    for match in invokes:
+        params = only_matches(_PARAMETER, match.group(2))
+        if params is None:
+            return None  # a tag the model broke: never a call without that argument
         args: dict[str, Any] = {}
-        inner, at = match.group(2), 0
-        for param in _PARAMETER.finditer(inner):
-            if not _BLANK_OUTSIDE.fullmatch(inner, at, param.start()):
-                return None  # a tag the model broke: never a call without that argument
-            at = param.end()
+        for param in params:
             key, string, value = param.groups()
             value = value.strip("\n")
             if string == "false":
@@ -169,11 +166,7 @@ def parse_dsml_calls(body: str) -> list[MarkupCall] | None:
                 if not isinstance(value, str):
                     value = orjson.dumps(value).decode()  # typed again from the schema
             args[key] = value
-        if not _BLANK_OUTSIDE.fullmatch(inner, at):
-            return None
         calls.append(MarkupCall(match.group(1).strip(), args, raw_values=True))
-    if not calls or not _BLANK_OUTSIDE.fullmatch(body, end):
-        return None
     return calls
 
 

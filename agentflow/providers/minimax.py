@@ -74,7 +74,13 @@ from agentflow.model import (
 )
 from agentflow.providers._context_errors import context_length_error
 from agentflow.providers._http import NOT_JSON
-from agentflow.providers._markup import MarkupCall, ToolMarkup, json_calls, register_markup
+from agentflow.providers._markup import (
+    MarkupCall,
+    ToolMarkup,
+    json_calls,
+    only_matches,
+    register_markup,
+)
 from agentflow.providers._openai_chunks import ChunkParser
 from agentflow.providers._openai_compat import OpenAICompatibleModel, unsupported_feature
 from agentflow.providers._openai_wire import ReasoningHistory
@@ -185,17 +191,20 @@ def parse_minimax_calls(body: str) -> list[MarkupCall] | None:
     or when the block holds anything but invokes, or an invoke anything but
     parameters (a parameter tag the model broke was dropped, and the call ran
     without that argument: the kind of sgl-project/sglang#39435)."""
-    if _INVOKE.sub("", body).strip():
+    invokes = only_matches(_INVOKE, body)
+    if not invokes:
         return None
     calls = []
-    for q2, q1, bare, inner in _INVOKE.findall(body):
-        if _PARAMETER.sub("", inner).strip():
+    for invoke in invokes:
+        q2, q1, bare, inner = invoke.groups("")
+        params = only_matches(_PARAMETER, inner)
+        if params is None:
             return None
         calls.append(MarkupCall((q2 or q1 or bare).strip(),
                                 {(k2 or k1 or kb).strip(): v
-                                 for k2, k1, kb, v in _PARAMETER.findall(inner)},
+                                 for k2, k1, kb, v in (p.groups("") for p in params)},
                                 raw_values=True))
-    return calls or None
+    return calls
 
 
 MINIMAX_MARKUP = register_markup(ToolMarkup(

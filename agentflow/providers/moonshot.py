@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from agentflow.output.decoding import decode_value
-from agentflow.providers._markup import MarkupCall, ToolMarkup, register_markup
+from agentflow.providers._markup import MarkupCall, ToolMarkup, only_matches, register_markup
 
 __all__ = ["KIMI_MARKUPS", "parse_kimi_calls"]
 
@@ -42,8 +42,11 @@ def parse_kimi_calls(body: str) -> list[MarkupCall] | None:
     section tokens): each ``<|tool_call_begin|>functions.NAME:INDEX
     <|tool_call_argument_begin|>{json}<|tool_call_end|>``. ``None`` when the
     section holds anything it cannot read (it then stays text)."""
+    found = only_matches(_CALL, body)
+    if not found:
+        return None  # no call, or text between the calls that is not one
     calls: list[MarkupCall] = []
-    for ident, args_text in _CALL.findall(body):
+    for ident, args_text in (match.groups() for match in found):
         name = _ID.fullmatch(ident)
         if name is None:
             return None
@@ -51,8 +54,6 @@ def parse_kimi_calls(body: str) -> list[MarkupCall] | None:
         if not isinstance(args, dict):
             return None
         calls.append(MarkupCall(name.group(1), args))
-    if not calls or _CALL.sub("", body).strip():
-        return None  # no call, or text between the calls that is not one
     return calls
 
 

@@ -36,7 +36,7 @@ from agentflow.providers._openai_compat import (
 )
 from agentflow.providers._payload import ReplyGuard
 from agentflow.providers._profiles import ProfileRule, match_profile
-from agentflow.ratelimit import RateLimitSnapshot, parse_duration
+from agentflow.ratelimit import RateLimitSnapshot, parse_count, parse_duration
 from agentflow.usage import estimate_tokens
 
 __all__ = [
@@ -151,14 +151,6 @@ API_KEY_VARIABLES = ("OPENAI_API_KEY",)
 """Environment variables the API key is read from, in order (``agentflow models`` lists them)."""
 
 
-def _number(headers: Mapping[str, str], name: str) -> float | None:
-    value = headers.get(name)
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 _RATE_HEADER_NAMES = (
     *(f"x-ratelimit-{kind}-{dim}" for kind in ("limit", "remaining", "reset")
       for dim in ("requests", "tokens")),
@@ -180,8 +172,8 @@ def rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
         return None  # most compatible servers send none: no snapshot to build
 
     def get(kind: str, dim: str) -> float | None:
-        name = f"x-ratelimit-{kind}-{dim}"
-        return parse_duration(headers.get(name)) if kind == "reset" else _number(headers, name)
+        value = headers.get(f"x-ratelimit-{kind}-{dim}")
+        return parse_duration(value) if kind == "reset" else parse_count(value)
 
     snap = RateLimitSnapshot(
         requests_limit=get("limit", "requests"), requests_remaining=get("remaining", "requests"),

@@ -64,6 +64,7 @@ from agentflow.ratelimit.formats import (
     RateLimitSnapshot,
     estimate_request_tokens,
     model_family,
+    parse_count,
     parse_duration,
     seconds_until,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "estimate_request_tokens",
     "governor_for",
     "model_family",
+    "parse_count",
     "parse_duration",
     "request_priority",
     "seconds_until",

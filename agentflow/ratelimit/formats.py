@@ -1,7 +1,8 @@
 """What a reply says about rate limits, in plain data and small pure functions:
 ``RateLimitSnapshot`` (filled by each vendor module's header reader), the
-formats vendors use for reset times (``parse_duration``: Go durations such as
-``6m0s``; ``seconds_until``: RFC 3339 times and HTTP dates), the model family a
+formats vendors use for counts (``parse_count``) and reset times
+(``parse_duration``: Go durations such as ``6m0s``; ``seconds_until``: RFC 3339
+times and HTTP dates), the model family a
 limit applies to (``model_family``) and the per-request token estimate
 (``estimate_request_tokens``). Re-exported by ``agentflow.ratelimit``.
 """
@@ -19,6 +20,7 @@ __all__ = [
     "RateLimitSnapshot",
     "estimate_request_tokens",
     "model_family",
+    "parse_count",
     "parse_duration",
     "seconds_until",
 ]
@@ -43,6 +45,15 @@ class RateLimitSnapshot:
     tokens_remaining: float | None = None
     tokens_reset: float | None = None
     retry_after: float | None = None
+
+
+def parse_count(value: str | None) -> float | None:
+    """The number a limit or remaining-count header holds (``"5000"``);
+    ``None`` when it is absent or no number."""
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
