@@ -11,7 +11,13 @@ from typing import Any
 import anyio
 import pytest
 
+from pydantic import BaseModel
+
+from agentflow import Example
 from agentflow.cli import main
+from agentflow.grounding.locator_report import learned_lines
+from agentflow.grounding.locators import learn_locators
+from agentflow.output.examples import check_examples
 from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 
@@ -63,3 +69,43 @@ async def test_the_learned_rules_are_said_once_per_field_before_any_request(
         "no rule: slug (Derived(): not copied from the document)",
     ]
     assert err.index("agentflow: " + said[0]) == 0  # before the progress line and the summary
+
+
+class Cron(BaseModel):
+    shell: str | None = None
+    schedule: str | None = None
+    command: str | None = None
+    packages: list[str] = []
+
+
+def _cron(user: str) -> list[Example]:
+    return [Example(f"SHELL=/bin/bash\n# backups\n15 2 * * 1-5 {user}/usr/bin/backup --full\n"
+                    "PKG pkg-a\nPKG pkg-b\n",
+                    Cron(shell="/bin/bash", schedule="15 2 * * 1-5",
+                         command="/usr/bin/backup --full", packages=["pkg-a", "pkg-b"])),
+            Example("*/10 * * * * /home/ann/bin/poll\n",
+                    Cron(schedule="*/10 * * * *", command="/home/ann/bin/poll"))]
+
+
+def _lines(examples: list[Example]) -> list[str]:
+    checked = check_examples(examples, Cron)
+    return learned_lines(learn_locators(checked, Cron), checked, Cron)
+
+
+def test_a_value_at_the_start_of_its_line_is_said_so_once_per_field() -> None:
+    """A value with nothing before it on its line was said to be written
+    "after ''", in a rule and where no rule held; each field has one line,
+    a list field too."""
+    learned, unlearned = _lines(_cron("")), _lines(_cron("backup "))
+    for lines in learned, unlearned:
+        assert [line.split(" (")[0].split(": ")[1] for line in lines] == [
+            "shell", "schedule", "command", "packages"]
+        assert not any("''" in line for line in lines), lines
+    assert learned[1] == ("learned: schedule: at the start of a line, up to ' /' "
+                          "(from 2 of 2 examples)")
+    assert unlearned[1] == ("no rule: schedule (the 2 examples filling it write it at the "
+                            "start of a line, but no rule read there held on each)")
+    assert unlearned[2] == ("no rule: command (the 2 examples filling it write it first after "
+                            "'15 2 * * 1-5 backup ' and after '*/10 * * * * ': no common place "
+                            "that held on each)")
+    assert unlearned[3].startswith("no rule: packages (only 1 example fills it, after 'PKG '")

@@ -55,7 +55,7 @@ def test_the_no_rule_line_says_where_each_example_writes_the_value() -> None:
                               PoHeader)
     lines = learned_lines(learn_locators(examples, PoHeader), examples, PoHeader)
     assert lines[0] == ("no rule: team (the 2 examples filling it write it first after "
-                        "'\"Language-Team: ' and '# ': no common place that held on each)")
+                        "'\"Language-Team: ' and after '# ': no common place that held on each)")
 
 
 class Meta(BaseModel):

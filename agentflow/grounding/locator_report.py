@@ -86,8 +86,9 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
         elif not filled:
             out.append(f"no rule: {name} (no example fills it)")
         elif (loose := learn_locator(name, many[name], examples)) is not None and is_loose(loose):
-            out.append(f"no rule: {name} (only {loose.left!r} before it, which the examples "
-                       f"write elsewhere too)")
+            around = (f"only {loose.left!r} before it" if loose.left else
+                      f"only {loose.right!r} after it" if loose.right else "nothing around it")
+            out.append(f"no rule: {name} ({around}, which the examples write elsewhere too)")
         else:
             out.append(f"no rule: {name} ({_no_place(name, many[name], examples, filled)})")
     return out
@@ -96,8 +97,9 @@ def learned_lines(locators: Mapping[str, Locator], examples: Sequence[CheckedExa
 def _no_place(name: str, many: bool, examples: Sequence[CheckedExample], filled: int) -> str:
     """Why no rule of field ``name`` held, with where each example that fills
     it first writes its value (its first item): the text before it on its
-    line (``locator_places.seen_at``, the place a rule is learned from).
-    Several texts: the examples write it in no common place (an example may
+    line (``locator_places.seen_at``, the place a rule is learned from;
+    ``_place``: none is "at the start of a line").
+    Several places: the examples write it in no common place (an example may
     write the value first elsewhere, ``# Polish translations`` above
     ``Language-Team: Polish``); one: no rule read there held on each (its end,
     leave-one-out); one example: it alone teaches a rule only after a key."""
@@ -109,17 +111,24 @@ def _no_place(name: str, many: bool, examples: Sequence[CheckedExample], filled:
         seen = seen_at(items[0].strip(), example.text) if items else None
         if seen is not None:
             before = seen.before[len(seen.lead):]
-            befores.append(repr(before[-_SHOWN:] if len(before) > _SHOWN else before))
+            befores.append(before[-_SHOWN:] if len(before) > _SHOWN else before)
     if filled == 1:
-        where = f", after {befores[0]}" if befores else ""
+        where = f", {_place(befores[0])}" if befores else ""
         return (f"only 1 example fills it{where}: one example teaches a rule only after a key "
                 f"such as 'Key: ' or 'key = ' that holds")
-    places = list(dict.fromkeys(befores))
+    places = [_place(before) for before in dict.fromkeys(befores)]
     if len(places) > 1:
-        return (f"the {filled} examples filling it write it first after "
-                f"{' and '.join(places)}: no common place that held on each")
-    where = f" after {places[0]}" if places else ""
+        return (f"the {filled} examples filling it write it first {' and '.join(places)}: "
+                f"no common place that held on each")
+    where = f" {places[0]}" if places else ""
     return f"the {filled} examples filling it write it{where}, but no rule read there held on each"
+
+
+def _place(before: str) -> str:
+    """Where a value is written, in words: ``after '<before>'``, or ``at the
+    start of a line`` when nothing but indentation comes before it on its
+    line (``''`` read as "after nothing" to a reader)."""
+    return f"after {before!r}" if before else "at the start of a line"
 
 
 _SHOWN = 30

@@ -26,7 +26,8 @@ class LocatorWords(LocatorReading):
     def describe(self) -> str:
         """The rule in words (for reports, the ``learned:`` lines):
         ``version: at the start of a line after 'Version: ', to the end of
-        the line``."""
+        the line``; with nothing before the value, ``at the start of a
+        line``, not ``after ''``."""
         where = "at the start of a line after" if self.anchored else "after"
         until = ("up to a column gap (two spaces or more)" if is_gap(self.right) else
                  f"up to {self.right!r}" if self.right else "to the end of the line")
@@ -64,11 +65,16 @@ class LocatorWords(LocatorReading):
         if self.arg is not None:
             only = ", the last on its line" if self.last else ""
             ends = f" and ends with {self.tail!r}" if self.tail else ""
+            line = f"a line that begins with {self.left!r}" if self.left else "a line"
             return (f"{self.field}: argument {self.arg + 1} (one word, or one quoted string"
-                    f"{only}) of a line that begins with {self.left!r}{ends}{under}")
+                    f"{only}) of {line}{ends}{under}")
         if self.marker:
             where = "at the start of a line after a numbered item marker like"
 
         more = (", and on over its paragraph's next lines" if self.paragraph else
                 ", and on over its continuation lines" if self.continued else "")
-        return f"{self.field}: {where} {self.left!r}, {until}{split}{more}{under}"
+        if self.left or self.marker:
+            where = f"{where} {self.left!r}"
+        else:  # nothing before it: not "after ''"
+            where = "at the start of a line" if self.anchored else "anywhere on a line"
+        return f"{self.field}: {where}, {until}{split}{more}{under}"
