@@ -108,3 +108,20 @@ def test_a_value_at_the_start_of_its_line_is_said_so_once_per_field() -> None:
                             "'15 2 * * 1-5 backup ' and after '*/10 * * * * ': no common place "
                             "that held on each)")
     assert unlearned[3].startswith("no rule: packages (only 1 example fills it, after 'PKG '")
+
+
+class Project(BaseModel):
+    assembly: str | None = None
+    namespace: str | None = None
+
+
+def test_a_value_one_example_writes_twice_is_shown_at_both_places() -> None:
+    """``namespace`` was said to be written "after '<Assembly>'" only: the
+    first place of its value, which is the other field's."""
+    examples = check_examples([
+        Example("<Assembly>Ledger.Cli</Assembly>\n<Namespace>Ledger.Cli</Namespace>\n",
+                Project(assembly="Ledger.Cli", namespace="Ledger.Cli")),
+        Example("<Other>x</Other>\n", Project())], Project)
+    lines = learned_lines(learn_locators(examples, Project), examples, Project)
+    assert lines[1].startswith("no rule: namespace (only 1 example fills it, after "
+                               "'<Assembly>' and after '<Namespace>': ")

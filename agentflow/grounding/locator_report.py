@@ -12,7 +12,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.locator_places import example_value, seen_at
+from agentflow.grounding.locator_places import example_value, places_at, seen_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.locators import is_loose, learn_locator, locator_fields
 from agentflow.grounding.marked_types import is_derived, is_union, object_fields, unwrap_annotated
@@ -112,8 +112,9 @@ def _no_place(name: str, many: bool, examples: Sequence[CheckedExample], filled:
         if seen is not None:
             before = seen.before[len(seen.lead):]
             befores.append(before[-_SHOWN:] if len(before) > _SHOWN else before)
-    if filled == 1:
-        where = f", {_place(befores[0])}" if befores else ""
+    if filled == 1:  # every place the one example writes it (not only a twin's first)
+        shown = list(dict.fromkeys(_place(b) for b in _befores(name, many, examples)))
+        where = f", {' and '.join(shown[:_PLACES])}" if shown else ""
         return (f"only 1 example fills it{where}: one example teaches a rule only after a key "
                 f"such as 'Key: ' or 'key = ' that holds")
     places = [_place(before) for before in dict.fromkeys(befores)]
@@ -122,6 +123,22 @@ def _no_place(name: str, many: bool, examples: Sequence[CheckedExample], filled:
                 f"no common place that held on each")
     where = f" {places[0]}" if places else ""
     return f"the {filled} examples filling it write it{where}, but no rule read there held on each"
+
+
+def _befores(name: str, many: bool, examples: Sequence[CheckedExample]) -> list[str]:
+    """The text before each place (``locator_places.places_at``) where the
+    examples write field ``name``'s value (its first item), in order: an
+    example that writes it twice (``<AssemblyName>Ledger.Cli`` and
+    ``<RootNamespace>Ledger.Cli``) is shown both, not only the first."""
+    befores: list[str] = []
+    for example in examples:
+        value = example_value(example, name)
+        items = [v for v in (value if many and isinstance(value, list) else [value])
+                 if isinstance(v, str) and v.strip()]
+        for seen in places_at(items[0].strip(), example.text) if items else ():
+            before = seen.before[len(seen.lead):]
+            befores.append(before[-_SHOWN:] if len(before) > _SHOWN else before)
+    return befores
 
 
 def _place(before: str) -> str:
@@ -133,3 +150,6 @@ def _place(before: str) -> str:
 
 _SHOWN = 30
 """The most characters of the text before a value a ``no rule:`` line quotes."""
+
+_PLACES = 3
+"""The most places a ``no rule:`` line names for a value one example writes."""
