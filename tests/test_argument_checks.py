@@ -178,3 +178,56 @@ def test_right_arguments_are_taken() -> None:
     agent = ReActAgent("a", _model(), output=config, sys_prompt=None, max_iters=2)
     assert agent.output_config is config
     assert AgentState().memory == []
+
+
+def _settings(**arguments: Any) -> Any:
+    from agentflow.batch_api.settings import BatchSettings
+
+    return BatchSettings(**arguments)
+
+
+def _limits(**arguments: Any) -> Any:
+    from agentflow.client_tools import ClientToolLimits
+
+    return ClientToolLimits(**arguments)
+
+
+def _chunking(**arguments: Any) -> Any:
+    from agentflow import Chunking
+
+    return Chunking(**arguments)
+
+
+def _server(**arguments: Any) -> Any:
+    from agentflow.mcp import MCPServer
+
+    return MCPServer.stdio("python", ["-V"], **arguments)
+
+
+@pytest.mark.parametrize(("make", "error", "message"), [
+    # each was Python's own error from a comparison ("'>' not supported between..."),
+    # or a plain ValueError/TypeError worded its own way
+    (lambda: _settings(poll_initial="5"), ArgumentTypeError,
+     "BatchSettings.poll_initial must be a number of seconds > 0, got '5' (str)"),
+    (lambda: _settings(poll_factor=float("nan")), ArgumentValueError,
+     "BatchSettings.poll_factor must be a number >= 1, got nan (float)"),
+    (lambda: _settings(on_usage=5), ArgumentTypeError,
+     "BatchSettings.on_usage must be a function or None, got 5 (int)"),
+    (lambda: _limits(max_tools=0), ArgumentValueError,
+     "ClientToolLimits.max_tools must be an int >= 1, got 0 (int)"),
+    (lambda: _chunking(max_chars="5"), ArgumentTypeError,
+     "Chunking.max_chars must be an int >= 1 or None, got '5' (str)"),
+    (lambda: _chunking(item_unit="row"), ArgumentValueError,
+     "Chunking.item_unit must be one of 'block', 'line', got 'row' (str)"),
+    (lambda: _server(timeout="5"), ArgumentTypeError,
+     "timeout must be a number of seconds > 0 or None, got '5' (str)"),
+    (lambda: _server(include="add"), ArgumentTypeError,
+     "include must be a list of tool names, got 'add' (str); wrap a single one in a list"),
+    (lambda: _server(on_invalid_schema="drop"), ArgumentValueError,
+     "on_invalid_schema must be one of 'raise', 'skip', got 'drop' (str)"),
+])
+def test_settings_objects_name_a_wrong_argument_the_same_way(
+        make: Any, error: type, message: str) -> None:
+    with pytest.raises(error) as info:
+        make()
+    assert str(info.value) == message
