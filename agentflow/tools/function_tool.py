@@ -33,7 +33,15 @@ from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, lax_arguments
 from agentflow.output.json_kinds import check_kinds
 from agentflow.tools.names import sanitize_tool_name, validate_tool_name
 
-__all__ = ["Tool", "describe_validation_error", "tool"]
+__all__ = ["JsonText", "Tool", "describe_validation_error", "tool"]
+
+
+class JsonText(str):
+    """A tool's return value that is already the JSON text of its value (an
+    MCP tool's structured result, ``agentflow.mcp``): the tool result's text
+    as it is, marked ``is_json``, never parsed and written again."""
+
+    __slots__ = ()
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -91,7 +99,9 @@ def _stringify(value: Any) -> tuple[str, bool]:
     """A tool's return value as the text the model reads, and whether that
     text is the value's JSON (``ToolResultBlock.is_json``): a ``str`` is the
     text itself, anything else its JSON (an object no writer takes, its
-    ``str()``: text)."""
+    ``str()``: text); a ``JsonText`` is that JSON already."""
+    if isinstance(value, JsonText):
+        return str(value), True
     if isinstance(value, str):
         return clean_text(value), False
     if isinstance(value, BaseModel):
