@@ -91,6 +91,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.dialects import without_local_caps
 from agentflow.providers._http import HttpSettings
+from agentflow.providers._http_settings import checked_base_url
 from agentflow.providers._local_deadline import DeadlineRule
 from agentflow.providers._local_grammar import (
     GRAMMAR_CACHE_SIZE,
@@ -281,7 +282,8 @@ class LocalModel(OpenAICompatibleModel):
         self._server = start_server(self.model_name, context=self.context,
                                     parallel=self.parallel, threads=self.threads,
                                     chat_template=self.chat_template, mmproj=self.mmproj)
-        self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
+        self._http.base_url = checked_base_url(self.vendor,
+                                               f"{self._server.address.rstrip('/')}/v1")
 
     def _stop_server(self) -> None:
         """End the server's process (SIGKILL, reaped; ``_local_process``); idempotent."""
