@@ -71,8 +71,9 @@ class MCPServer(ServerSession):
         exclude: leave these tools out (the server's names).
         timeout: seconds a tool call may take before it fails with
             ``MCPTimeoutError`` (the model reads it as an error result);
-            ``None``: no limit (over streamable HTTP too: a call's response
-            may go that long without a byte, past ``HTTPTarget.read_timeout``).
+            ``None``: no limit (over HTTP too: a call's response, or the
+            legacy transport's SSE stream while it waits, may go that long
+            without a byte, past ``HTTPTarget.read_timeout``).
             Default 60.
         connect_timeout: seconds each start-up request (``initialize``,
             ``tools/list``) may take. Default 30.
