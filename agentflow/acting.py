@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncGenerator, Callable, Collection, Mapping
-from contextlib import aclosing, nullcontext, suppress
+from contextlib import AbstractContextManager, aclosing, nullcontext, suppress
 
 import anyio
 
@@ -20,7 +20,20 @@ from agentflow.telemetry import Telemetry
 from agentflow.tools import Toolkit
 from agentflow.tools.progress import reporting
 
-__all__ = ["count_failures", "not_executed", "run_tool_calls", "tool_progress"]
+__all__ = ["count_failures", "not_executed", "progress_of", "run_tool_calls", "tool_progress"]
+
+
+def progress_of(call: ToolUseBlock, progress: Callable[[ToolProgress], None] | None,
+                ) -> AbstractContextManager[None]:
+    """Within the block (``call``'s run), what its tool reports
+    (``agentflow.tools.report_progress``, an MCP server's notifications) goes
+    to ``progress`` as ``ToolProgress`` events; ``None``: nobody reads it.
+    Every tool run that reports goes through here: an agent's step
+    (``run_tool_calls``) and an approved call's (``agentflow.approvals``)."""
+    if progress is None:
+        return nullcontext()
+    return reporting(lambda done, total, message: progress(
+        ToolProgress(call.id, call.name, done, total, message)))
 
 
 async def run_tool_calls(
@@ -54,9 +67,7 @@ async def run_tool_calls(
                     name=call.name,
                 )
             else:
-                with nullcontext() if progress is None else reporting(
-                        lambda done, total, message: progress(
-                            ToolProgress(call.id, call.name, done, total, message))):
+                with progress_of(call, progress):
                     result = await tool.run(call)
             traced(result)
         results[position] = result

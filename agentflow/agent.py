@@ -12,7 +12,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Any, TypeAlias, TypeVar, overload
 
-from agentflow._arguments import check_instance, check_int, check_optional
+from agentflow._arguments import check_instance, check_int, check_list, check_optional
 from agentflow.events import (
     Complete,
     Event,
@@ -110,9 +110,13 @@ class ReActAgent:
         ToolDefinitionError / ToolNameError: a tool cannot be declared (two
             tools share a name, or one takes the output tool's name; a tool
             source's tools are checked again each time they change).
-        ValueError: ``max_iters`` < 1, ``tool_retries`` or ``stream_retries`` < 0.
-        TypeError: an argument of the wrong type (``agentflow._arguments``),
-            naming it.
+        ToolTypeError: (a ``ToolDefinitionError`` and a ``TypeError``) ``tools``
+            is not a list (one tool given bare) or a tool is not callable.
+        ArgumentValueError: (a ``ValueError``) ``max_iters`` < 1,
+            ``tool_retries`` or ``stream_retries`` < 0.
+        ArgumentTypeError: (a ``TypeError``) an argument of the wrong type
+            (``middleware`` not a list...), naming it, what it must be and what
+            it got (``agentflow._arguments``).
     """
 
     def __init__(
@@ -137,9 +141,7 @@ class ReActAgent:
         check_optional("options", options, GenerateOptions, "a GenerateOptions")
         check_optional("output", output, OutputConfig, "an OutputConfig")
         check_optional("telemetry", telemetry, Telemetry, "a Telemetry")
-        if isinstance(middleware, Middleware | str) or not isinstance(middleware, Iterable):
-            raise TypeError(f"middleware must be a list of Middleware, got "
-                            f"{type(middleware).__name__}; wrap a single one in a list")
+        check_list("middleware", middleware, "Middleware", single=Middleware)
         middleware = list(middleware)
         for n, m in enumerate(middleware):
             check_instance(f"middleware[{n}]", m, Middleware, "a Middleware (subclass it)")

@@ -46,8 +46,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentflow._commit import finish, rearm_cancel
+from agentflow.acting import progress_of
 from agentflow.errors import AlreadyDecidedError, InvalidInputError, ToolNameError
-from agentflow.events import ApprovalRequested, ToolResult, ToolUse
+from agentflow.events import ApprovalRequested, ToolProgress, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
 from agentflow.tools import TOOL_NAME_PATTERN
@@ -241,7 +242,9 @@ raising when another request saved first."""
 
 async def resolve_approvals(agent: ReActAgent, state: AgentState,
                             decisions: Mapping[str, Decision], *,
-                            checkpoint: Checkpoint | None = None) -> list[ToolResultBlock]:
+                            checkpoint: Checkpoint | None = None,
+                            progress: Callable[[ToolProgress], None] | None = None,
+                            ) -> list[ToolResultBlock]:
     """Apply a decision to every pending call of ``state`` (keyed by tool call
     id): an approved call runs (on its edited input if given), a refused one
     gets an error result with the reason. The state's placeholders are
@@ -258,7 +261,9 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
     client that went away): a side effect under way cannot be called back,
     so its outcome is recorded. A call whose outcome could not be recorded
     (the process died) keeps ``STARTED_OUTPUT``: the model reads that it may
-    or may not have taken effect, and it never runs again.
+    or may not have taken effect, and it never runs again. ``progress``
+    takes each ``ToolProgress`` an approved call's tool reports while it
+    runs, as in an agent's step (``agentflow.acting.progress_of``).
 
     Raises:
         AlreadyDecidedError: a decision names a call an earlier request
@@ -296,7 +301,7 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         await checkpoint(state)
     if runs:  # begun, it runs to its end (a cancellation comes after it)
         ran, cancelled = await finish(asyncio.ensure_future(
-            _run_and_record(agent, state, index, runs, checkpoint)))
+            _run_and_record(agent, state, index, runs, checkpoint, progress)))
         outcomes.update(ran)
         if cancelled:
             rearm_cancel()
@@ -327,15 +332,20 @@ def _check_runnable(agent: ReActAgent, calls: list[ToolUseBlock],
 
 
 async def _run_and_record(agent: ReActAgent, state: AgentState, index: int,
-                          runs: list[ToolUseBlock], checkpoint: Checkpoint | None
+                          runs: list[ToolUseBlock], checkpoint: Checkpoint | None,
+                          progress: Callable[[ToolProgress], None] | None,
                           ) -> dict[str, ToolResultBlock]:
-    """Run the approved calls (in order) and put their outcomes in ``state``
-    (saved with ``checkpoint``, before the model reads them)."""
+    """Run the approved calls (in order; each one's progress to ``progress``)
+    and put their outcomes in ``state`` (saved with ``checkpoint``, before the
+    model reads them)."""
     ran: dict[str, ToolResultBlock] = {}
     for run in runs:
         tool = agent.toolkit.get(run.name)
-        ran[run.id] = (await tool.run(run) if tool is not None else ToolResultBlock(
-            run.id, f"Tool {run.name!r} not found.", True, run.name))
+        if tool is None:
+            ran[run.id] = ToolResultBlock(run.id, f"Tool {run.name!r} not found.", True, run.name)
+            continue
+        with progress_of(run, progress):
+            ran[run.id] = await tool.run(run)
     settle_calls(state, index, ran)
     if checkpoint is not None:
         await checkpoint(state)

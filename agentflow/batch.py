@@ -46,7 +46,14 @@ from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from agentflow._arguments import check_choice, check_flag, check_int, check_optional
+from agentflow._arguments import (
+    check_choice,
+    check_flag,
+    check_function,
+    check_int,
+    check_optional,
+    wrong_type,
+)
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.mode import Mode, start_batch_mode
 from agentflow.batch_api.runner import BatchSettings
@@ -177,10 +184,11 @@ async def extract_many(
         result; the others carry on.
 
     Raises:
-        ValueError: ``concurrency`` < 1, ``passes`` not an int >= 1, ``max_chars`` < 1 or
-            unknown ``order``.
-        TypeError: an argument of the wrong type (``concurrency="4"``,
-            ``chunking="auto"``...), naming it (``agentflow._arguments``).
+        ArgumentValueError: (a ``ValueError``) ``concurrency`` or ``passes`` < 1,
+            ``max_chars`` < 1 or unknown ``order``.
+        ArgumentTypeError: (a ``TypeError``) an argument of the wrong type
+            (``concurrency="4"``, ``passes=2.5``, ``chunking="auto"``...), naming it,
+            what it must be and what it got (``agentflow._arguments``).
         DuplicateInputIdError: two inputs share an id (naming it and both positions):
             before any request for a collection (list, tuple...); for a lazy
             iterable when the repeat is read (it is never sent; the inputs
@@ -190,7 +198,7 @@ async def extract_many(
             ``BaseModel`` itself, a class no JSON Schema describes), before
             any input is read.
         UsageError: ``chunking.items`` names no top-level list field of ``output``.
-        TypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
+        ArgumentTypeError: ``inputs`` is one ``str`` (or ``bytes``) rather than an iterable of
             documents, or a mapping (its keys would be the documents: pass
             ``.items()`` for ``(id, text)`` pairs).
         InvalidInputError: (a ``TypeError``) an input of an unsupported type, an
@@ -225,23 +233,21 @@ async def extract_many(
             raised from the iteration.
     """
     if isinstance(inputs, str | bytes | bytearray):  # iterated, each character a document
-        raise TypeError(f"inputs is one {type(inputs).__name__}: pass an iterable of "
-                        "documents, e.g. [text]")
+        raise wrong_type("inputs", "an iterable of documents", inputs, secret=True,
+                         hint="wrap one document in a list: [text]")  # its text never shown
     if isinstance(inputs, Mapping):  # iterated, its keys were the documents, its texts unread
-        raise TypeError(f"inputs is a {type(inputs).__name__}: iterating it gives its keys "
-                        "only; pass inputs.items() for (id, text) pairs")
+        raise wrong_type("inputs", "an iterable of documents", inputs, secret=True,
+                         hint="iterating a mapping gives its keys only: pass inputs.items() "
+                         "for (id, text) pairs")
     check_int("concurrency", concurrency, 1)
     check_choice("order", order, ("input", "completed"))
-    if not isinstance(passes, int) or isinstance(passes, bool) or passes < 1:
-        raise ValueError(f"passes must be an int >= 1, got {passes!r}")
+    check_int("passes", passes, 1)
     check_int("max_chars", max_chars, 1, optional=True)
     check_optional("instructions", instructions, str, "a str")
     check_optional("ground", ground, (bool, Grounded), "True, False, a Grounded()")
     check_optional("chunking", chunking, Chunking, "a Chunking()")
     check_flag("allow_partial", allow_partial)
-    if on_progress is not None and not callable(on_progress):
-        raise TypeError(f"on_progress must be a function or None, got "
-                        f"{type(on_progress).__name__}")
+    check_function("on_progress", on_progress, optional=True)
     check_optional("batch", batch, BatchSettings, "a BatchSettings")
     check_plan(output, chunking)
     unique = isinstance(inputs, UniqueIds)  # the producer vouches: no id kept to check

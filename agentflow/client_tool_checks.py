@@ -24,6 +24,7 @@ import orjson
 from jsonschema import SchemaError as JSONSchemaError
 from jsonschema.validators import validator_for
 
+from agentflow._arguments import check_int
 from agentflow._lru import LRU
 from agentflow._nesting import nesting_depth
 from agentflow.errors import InvalidInputError
@@ -53,7 +54,7 @@ class ClientToolLimits:
             4096; it is sent to the model with every request).
 
     Raises:
-        ValueError: a limit below 1.
+        ArgumentTypeError / ArgumentValueError: a limit not an int, or below 1.
     """
 
     max_tools: int = 64
@@ -65,8 +66,7 @@ class ClientToolLimits:
     def __post_init__(self) -> None:
         for name in self.__slots__:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ClientToolLimits.{name} must be an int >= 1, got {value!r}")
+            check_int(f"ClientToolLimits.{name}", value, 1)
 
 
 DEFAULT_CLIENT_TOOL_LIMITS = ClientToolLimits()

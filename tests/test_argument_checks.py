@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agentflow import AgentState, OutputConfig, ReActAgent, extract_many
+from agentflow import (
+    AgentState,
+    ArgumentTypeError,
+    ArgumentValueError,
+    OutputConfig,
+    ReActAgent,
+    Tool,
+    ToolDefinitionError,
+    ToolTypeError,
+    extract_many,
+)
 from agentflow.approvals import RequireApproval
 from agentflow.testing import FunctionModel
 
@@ -31,7 +41,11 @@ EXTRACT: list[tuple[dict[str, Any], str]] = [
     ({"order": None}, "order must be one of 'input', 'completed', got None (NoneType)"),
     ({"instructions": 5}, "instructions must be a str or None, got 5 (int)"),
     ({"ground": "yes"}, "ground must be True, False, a Grounded() or None, got 'yes' (str)"),
-    ({"on_progress": 5}, "on_progress must be a function or None, got int"),
+    ({"on_progress": 5}, "on_progress must be a function or None, got 5 (int)"),
+    ({"passes": 2.5}, "passes must be an int >= 1, got 2.5 (float)"),
+    ({"passes": True}, "passes must be an int >= 1, got True (bool)"),
+    ({"inputs": "a b"}, "inputs must be an iterable of documents, got a str; wrap one "
+                        "document in a list: [text]"),  # a document's text is never shown
     ({"chunking": "auto"}, "chunking must be a Chunking() or None, got 'auto' (str)"),
     ({"allow_partial": "no"}, "allow_partial must be True or False, got 'no' (str)"),
     ({"batch": "x"}, "batch must be a BatchSettings or None, got 'x' (str)"),
@@ -42,10 +56,12 @@ EXTRACT: list[tuple[dict[str, Any], str]] = [
 async def test_extract_many_names_a_wrong_argument_before_any_request(
         arguments: dict[str, Any], message: str) -> None:
     model = _model()
-    with pytest.raises(TypeError) as info:
-        async for _ in extract_many(model, ["a b"], Doc, **arguments):
+    arguments = {"inputs": ["a b"], **arguments}
+    with pytest.raises(ArgumentTypeError) as info:
+        async for _ in extract_many(model, output=Doc, **arguments):
             pass
     assert str(info.value) == message
+    assert isinstance(info.value, TypeError)
     assert model.requests == []
 
 
@@ -57,15 +73,16 @@ AGENT: list[tuple[dict[str, Any], str]] = [
     ({"output": {}}, "output must be an OutputConfig or None, got {} (dict)"),
     ({"middleware": [5]}, "middleware[0] must be a Middleware (subclass it), got 5 (int)"),
     ({"middleware": RequireApproval({"lookup"})},
-     "middleware must be a list of Middleware, got RequireApproval; wrap a single one in a list"),
+     "middleware must be a list of Middleware, got a RequireApproval; wrap a single one in a "
+     "list"),
     ({"middleware": 5},
-     "middleware must be a list of Middleware, got int; wrap a single one in a list"),
+     "middleware must be a list of Middleware, got 5 (int); wrap a single one in a list"),
 ]
 
 
 @pytest.mark.parametrize(("arguments", "message"), AGENT)
 def test_the_agent_names_a_wrong_argument(arguments: dict[str, Any], message: str) -> None:
-    with pytest.raises(TypeError) as info:
+    with pytest.raises(ArgumentTypeError) as info:
         ReActAgent("a", _model(), **arguments)
     assert str(info.value) == message
 
@@ -88,17 +105,20 @@ async def test_a_call_names_a_wrong_argument_before_any_request(
 
 
 @pytest.mark.parametrize(("arguments", "error", "message"), [
-    ({"on_invalid": "raize"}, ValueError, "on_invalid must be one of 'retry', 'raise' or a "
-                                          "function, got 'raize' (str)"),
-    ({"on_multiple": None}, TypeError, "on_multiple must be one of 'retry', 'raise' or a "
-                                       "function, got None (NoneType)"),
-    ({"output_retries": "2"}, TypeError, "output_retries must be an int >= 0, got '2' (str)"),
-    ({"output_retries": -1}, ValueError, "output_retries must be >= 0, got -1"),
-    ({"max_forcing": 1.5}, TypeError, "max_forcing must be an int >= 0, got 1.5 (float)"),
-    ({"ground": "yes"}, TypeError, "ground must be True, False or a Grounded(), got 'yes'"),
-    ({"validators": 5}, TypeError, "validators must be a sequence of functions, got int"),
-    ({"validators": [5]}, TypeError, "validators[0] must be a function (output -> output), "
-                                     "got int"),
+    ({"on_invalid": "raize"}, ArgumentValueError, "on_invalid must be one of 'retry', "
+                                                  "'raise' or a function, got 'raize' (str)"),
+    ({"on_multiple": None}, ArgumentTypeError, "on_multiple must be one of 'retry', 'raise' or "
+                                               "a function, got None (NoneType)"),
+    ({"output_retries": "2"}, ArgumentTypeError,
+     "output_retries must be an int >= 0, got '2' (str)"),
+    ({"output_retries": -1}, ArgumentValueError, "output_retries must be an int >= 0, got -1"),
+    ({"max_forcing": 1.5}, ArgumentTypeError, "max_forcing must be an int >= 0, got 1.5 (float)"),
+    ({"ground": "yes"}, ArgumentTypeError, "ground must be True, False or a Grounded(), got 'yes'"),
+    ({"validators": 5}, ArgumentTypeError, "validators must be a list of functions, got 5 (int)"),
+    ({"validators": print}, ArgumentTypeError, "validators must be a list of functions, got "
+                                               "<built-in function print>"),
+    ({"validators": [5]}, ArgumentTypeError, "validators[0] must be a function (output -> "
+                                             "output), got 5 (int)"),
 ])
 def test_output_config_names_a_wrong_setting(arguments: dict[str, Any], error: type,
                                              message: str) -> None:
@@ -107,9 +127,107 @@ def test_output_config_names_a_wrong_setting(arguments: dict[str, Any], error: t
     assert str(info.value).startswith(message)
 
 
+def _lookup(key: str) -> str:
+    return key
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: ReActAgent("a", _model(), tools=_lookup),
+     "tools must be a list of callables or Tools, got <function _lookup"),
+    (lambda: ReActAgent("a", _model(), tools=[_lookup, 42]),
+     "a tool must be a callable, got 42 (int)"),
+    (lambda: Tool.from_function(42), "a tool must be a callable, got 42 (int)"),
+])
+def test_a_wrong_type_of_tool_is_a_type_error_and_still_a_tool_definition_error(
+        make: Any, message: str) -> None:
+    """A single tool not in a list was a ``ValueError`` (``ToolDefinitionError``)
+    while a single middleware was a ``TypeError``: both are now the same kind,
+    and ``except ToolDefinitionError`` still catches the tool's."""
+    with pytest.raises(ToolTypeError) as info:
+        make()
+    assert str(info.value).startswith(message)
+    assert isinstance(info.value, ToolDefinitionError)
+    assert isinstance(info.value, ArgumentTypeError)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(("passes", "error"), [
+    (0, ArgumentValueError), (-1, ArgumentValueError),
+    ("2", ArgumentTypeError), (None, ArgumentTypeError),
+])
+async def test_passes_is_checked_like_every_other_count(passes: Any, error: type) -> None:
+    """``passes`` was checked by hand: a wrong type was a ``ValueError``."""
+    model = _model()
+    with pytest.raises(error, match="passes must be an int >= 1"):
+        async for _ in extract_many(model, ["a b"], Doc, passes=passes):
+            pass
+    assert model.requests == []
+
+
+def test_the_value_of_a_secret_argument_is_never_shown() -> None:
+    from agentflow._arguments import check_instance
+
+    with pytest.raises(ArgumentTypeError) as info:
+        check_instance("api_key", b"sk-live-123", str, "a str", secret=True)
+    assert str(info.value) == "api_key must be a str, got a bytes"
+
+
 def test_right_arguments_are_taken() -> None:
     config = OutputConfig(on_invalid=lambda exc: "again", validators=[lambda out: None],
                           attempts_in_context=None)
     agent = ReActAgent("a", _model(), output=config, sys_prompt=None, max_iters=2)
     assert agent.output_config is config
     assert AgentState().memory == []
+
+
+def _settings(**arguments: Any) -> Any:
+    from agentflow.batch_api.settings import BatchSettings
+
+    return BatchSettings(**arguments)
+
+
+def _limits(**arguments: Any) -> Any:
+    from agentflow.client_tools import ClientToolLimits
+
+    return ClientToolLimits(**arguments)
+
+
+def _chunking(**arguments: Any) -> Any:
+    from agentflow import Chunking
+
+    return Chunking(**arguments)
+
+
+def _server(**arguments: Any) -> Any:
+    from agentflow.mcp import MCPServer
+
+    return MCPServer.stdio("python", ["-V"], **arguments)
+
+
+@pytest.mark.parametrize(("make", "error", "message"), [
+    # each was Python's own error from a comparison ("'>' not supported between..."),
+    # or a plain ValueError/TypeError worded its own way
+    (lambda: _settings(poll_initial="5"), ArgumentTypeError,
+     "BatchSettings.poll_initial must be a number of seconds > 0, got '5' (str)"),
+    (lambda: _settings(poll_factor=float("nan")), ArgumentValueError,
+     "BatchSettings.poll_factor must be a number >= 1, got nan (float)"),
+    (lambda: _settings(on_usage=5), ArgumentTypeError,
+     "BatchSettings.on_usage must be a function or None, got 5 (int)"),
+    (lambda: _limits(max_tools=0), ArgumentValueError,
+     "ClientToolLimits.max_tools must be an int >= 1, got 0 (int)"),
+    (lambda: _chunking(max_chars="5"), ArgumentTypeError,
+     "Chunking.max_chars must be an int >= 1 or None, got '5' (str)"),
+    (lambda: _chunking(item_unit="row"), ArgumentValueError,
+     "Chunking.item_unit must be one of 'block', 'line', got 'row' (str)"),
+    (lambda: _server(timeout="5"), ArgumentTypeError,
+     "timeout must be a number of seconds > 0 or None, got '5' (str)"),
+    (lambda: _server(include="add"), ArgumentTypeError,
+     "include must be a list of tool names, got 'add' (str); wrap a single one in a list"),
+    (lambda: _server(on_invalid_schema="drop"), ArgumentValueError,
+     "on_invalid_schema must be one of 'raise', 'skip', got 'drop' (str)"),
+])
+def test_settings_objects_name_a_wrong_argument_the_same_way(
+        make: Any, error: type, message: str) -> None:
+    with pytest.raises(error) as info:
+        make()
+    assert str(info.value) == message

@@ -64,3 +64,17 @@ async def test_the_cli_exits_2_on_such_a_base_url_before_reading_any_input(
         "agentflow: error: openai: base_url '127.0.0.1:9/v1' is not an http:// or https:// "
         "URL; did you mean 'http://127.0.0.1:9/v1'?")
     assert not out.exists() or not out.read_bytes()
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_a_base_url_is_checked_once_per_model(vendor: str) -> None:
+    """The model class checks its URL (it reads it first: its own host, the
+    rate governor's key); its HTTP client takes that ``BaseUrl`` and checks it
+    no more. It was checked two or three times (``OpenAIChatModel``: its
+    class, the compatible base, the client)."""
+    from agentflow.providers._http_settings import BaseUrl, checked_base_url
+
+    model = get_model(f"{vendor}:m", base_url="http://127.0.0.1:9/v1/", api_key="k")
+    client = model._http if hasattr(model, "_http") else model._client
+    assert isinstance(client.base_url, BaseUrl) and client.base_url == "http://127.0.0.1:9/v1"
+    assert checked_base_url(vendor, client.base_url) is client.base_url  # taken as checked

@@ -184,7 +184,7 @@ async def test_one_text_as_inputs_is_refused_not_read_a_character_a_document(
         inputs: object) -> None:
     calls: list[RecordedRequest] = []
     model = FunctionModel(lambda request: calls.append(request) or Reply(text="{}"))
-    with pytest.raises(TypeError, match="pass an iterable of documents"):
+    with pytest.raises(TypeError, match="inputs must be an iterable of documents"):
         async for _ in extract_many(model, inputs, Record):  # type: ignore[arg-type]
             pass
     assert calls == []

@@ -65,7 +65,8 @@ async def test_a_stage_failing_alike_on_every_input_logs_its_traceback_once(
 
 async def test_a_mapping_of_id_to_text_is_refused_not_read_as_its_keys() -> None:
     model = _model()
-    with pytest.raises(TypeError, match=r"inputs is a dict: iterating it gives its keys only; "
+    with pytest.raises(TypeError, match=r"inputs must be an iterable of documents, got a dict; "
+                                        r"iterating a mapping gives its keys only: "
                                         r"pass inputs.items\(\) for \(id, text\) pairs"):
         async for _ in extract_many(model, {"doc-a": "Ann's text"}, Who):
             pass

@@ -300,3 +300,16 @@ def test_printable_escapes_what_would_act_on_a_terminal() -> None:
     assert shown.isprintable() and "\\x1b[2J" in shown and "\\x0a" in shown
     assert shown.startswith("a\\xff") and shown.endswith("\\u202e")
     assert printable("line one\nline two\x07", lines=True) == "line one\nline two\\x07"
+
+
+def test_printable_is_the_one_escape_of_terminal_names_and_quoted_client_values() -> None:
+    """``web._frame_caps.shown_input`` escaped what a client sent its own way
+    (``str.isprintable``) while names went through ``printable``, which let a
+    line separator through: one function now, for both."""
+    from agentflow.web._frame_caps import shown_input
+
+    assert printable("a\u2028b\u2029c") == "a\\u2028b\\u2029c"  # it split a logged line
+    assert printable("a\u2028b", lines=True) == "a\\u2028b"
+    sent = "\u202eon\u2028" + os.fsdecode(b"\xff")
+    assert shown_input(sent) == printable(f'"{sent}"') == '"\\u202eon\\u2028\\xff"'
+    assert shown_input("caf\u00e9 \u00a0") == '"caf\u00e9 \u00a0"'  # it prints: as it is

@@ -107,9 +107,11 @@ async def test_a_must_agree_conflict_fails_the_record_and_ends_the_passes() -> N
 
 
 @pytest.mark.parametrize("passes", [True, "2", 2.5, None])
-async def test_passes_that_are_not_an_int_are_a_value_error(passes: Any) -> None:
+async def test_passes_that_are_not_an_int_are_a_type_error(passes: Any) -> None:
+    """A wrong type of ``passes`` is a ``TypeError`` like every other argument's
+    (``agentflow._arguments``); it was a ``ValueError``."""
     model = answers({"changes": ["First change."]})
-    with pytest.raises(ValueError, match="passes must be an int >= 1"):
+    with pytest.raises(TypeError, match="passes must be an int >= 1"):
         [r async for r in extract_many(model, [("d", DOC)], Ungrounded, passes=passes)]
     assert model.requests == []
 

@@ -42,5 +42,5 @@ async def test_a_result_over_the_limit_is_a_tool_error_naming_it(http_url: str) 
             await server.call_tool("big", {"megabytes": 2})
         assert (await server.call_tool("echo", {"text": "next"})).text == "next"
         assert server.reconnects == 0 and server.lost is None
-    with pytest.raises(ValueError, match="max_result_bytes must be positive"):
+    with pytest.raises(ValueError, match="max_result_bytes must be an int >= 1 or None"):
         MCPServer.http(http_url, max_result_bytes=0)

@@ -115,3 +115,25 @@ async def test_a_server_written_as_the_docs_say_gives_the_model_its_values() -> 
     read = {r.tool_use_id: r.output for r in model.requests[1].messages[-1].tool_results}
     assert read == {"c1": "Rome: sunny, 21 C", "c2": "12", "c3": '["Turin","Rome"]',
                     "c4": '{"result":"booked Rome"}'}
+
+
+async def test_a_structured_result_is_written_as_json_once() -> None:
+    """The declared tool hands back the result's JSON text as it is
+    (``JsonText``); it returned the parsed value, which the tool's run wrote
+    as JSON a second time (the same text)."""
+    from agentflow.mcp._declare import declare_tool
+    from agentflow.messages import ToolUseBlock
+    from agentflow.tools import JsonText
+
+    structured = {"celsius": 18, "sky": "sunny"}
+    read = read_result(result(types.TextContent(type="text", text="{...}"), structured=structured))
+
+    async def call(remote: str, arguments: dict[str, object]) -> object:
+        return read
+
+    listed = types.Tool(name="forecast", input_schema={"type": "object", "properties": {}})
+    tool = declare_tool("weather", listed, "forecast", call, None)
+    returned = await tool.function()
+    assert isinstance(returned, JsonText) and returned == read.text
+    block = await tool.run(ToolUseBlock(id="c1", name="forecast", input={}))
+    assert block.output == '{"celsius":18,"sky":"sunny"}' and block.is_json

@@ -28,6 +28,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sized
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from agentflow._arguments import check_choice
 from agentflow.agent import ReActAgent
 from agentflow.batch_api.model import BatchModel
 from agentflow.batch_api.protocol import BatchCapable
@@ -48,11 +49,10 @@ def resolve_mode(mode: str, capable: bool, count: int | None) -> bool:
     number of inputs, or ``None`` when there are at least ``AUTO_MIN_INPUTS``.
 
     Raises:
-        ValueError: an unknown ``mode``.
+        ArgumentValueError / ArgumentTypeError: an unknown ``mode``, or not a str.
         BatchUnavailableError: ``batch`` on a model without a batch API.
     """
-    if mode not in ("live", "batch", "auto"):
-        raise ValueError(f"mode must be 'live', 'batch' or 'auto', got {mode!r}")
+    check_choice("mode", mode, ("live", "batch", "auto"))
     if mode == "batch" and not capable:
         raise BatchUnavailableError(
             "mode='batch' needs a model whose vendor has a batch API (OpenAI, Anthropic, "

@@ -8,6 +8,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agentflow._arguments import (
+    check_flag,
+    check_function,
+    check_int,
+    check_number,
+    check_optional,
+)
 from agentflow.model import Usage
 
 __all__ = ["BatchProgress", "BatchSettings"]
@@ -82,20 +89,25 @@ class BatchSettings:
         negative or NaN interval, a shrinking factor) or never submit.
 
         Raises:
-            ValueError: naming the setting and the value given.
+            ArgumentTypeError / ArgumentValueError: (a ``TypeError`` /
+                ``ValueError``) naming the setting, what it must be and the
+                value given (``agentflow._arguments``).
         """
-        checks = (
-            ("poll_initial", self.poll_initial, self.poll_initial > 0, "> 0 seconds"),
-            ("poll_max", self.poll_max, self.poll_max >= self.poll_initial,
-             ">= poll_initial seconds"),
-            ("poll_factor", self.poll_factor, self.poll_factor >= 1, ">= 1"),
-            ("max_wait", self.max_wait, self.max_wait is None or self.max_wait > 0,
-             "> 0 seconds or None"),
-            ("flush_after", self.flush_after, self.flush_after >= 0, ">= 0 seconds"),
-            ("max_resubmits", self.max_resubmits, self.max_resubmits >= 0, ">= 0"),
-            ("max_inflight", self.max_inflight, self.max_inflight >= 1, ">= 1"),
-        )
-        for name, value, ok, rule in checks:  # NaN fails every comparison
-            if not ok or (value is not None and name not in ("poll_max", "max_wait")
-                          and not math.isfinite(value)):
-                raise ValueError(f"BatchSettings.{name} must be {rule}, got {value!r}")
+        check_flag("BatchSettings.batch_only", self.batch_only)
+        check_number("BatchSettings.poll_initial", self.poll_initial,
+                     "a number of seconds > 0", lambda v: v > 0)
+        if not (isinstance(self.poll_max, int | float) and math.isinf(self.poll_max)):
+            check_number("BatchSettings.poll_max", self.poll_max,
+                         "a number of seconds >= poll_initial", lambda v: v >= self.poll_initial)
+        check_number("BatchSettings.poll_factor", self.poll_factor, "a number >= 1",
+                     lambda v: v >= 1)
+        if not (isinstance(self.max_wait, int | float) and math.isinf(self.max_wait)):
+            check_number("BatchSettings.max_wait", self.max_wait, "a number of seconds > 0",
+                         lambda v: v > 0, optional=True)
+        check_number("BatchSettings.flush_after", self.flush_after, "a number of seconds >= 0",
+                     lambda v: v >= 0)
+        check_int("BatchSettings.max_resubmits", self.max_resubmits, 0)
+        check_int("BatchSettings.max_inflight", self.max_inflight, 1)
+        check_optional("BatchSettings.journal", self.journal, str, "a str (a file path)")
+        check_function("BatchSettings.on_progress", self.on_progress, optional=True)
+        check_function("BatchSettings.on_usage", self.on_usage, optional=True)

@@ -12,10 +12,12 @@ PEP 383 ``surrogateescape``). Such an id is a valid input, so:
   (``os.fsdecode`` of those bytes), so a rerun resumes it and the review page
   re-reads it. Lines that agentflow wrote before (the surrogates as
   ``\\udcXX`` escapes, which strict parsers refuse) are read as they were;
-* anything shown on a terminal goes through ``printable``: control
-  characters (C0, C1, DEL), bidirectional controls and lone surrogates are
-  written as ``\\xNN`` / ``\\uNNNN`` escapes, so a name cannot move the cursor,
-  recolour the terminal or reorder what is shown.
+* anything shown on a terminal or quoted in a logged message (a name, a
+  value a web client sent: ``agentflow.web``'s ``shown_input``) goes through
+  ``printable``: control characters (C0, C1, DEL), bidirectional controls,
+  line and paragraph separators and lone surrogates are written as
+  ``\\xNN`` / ``\\uNNNN`` escapes, so a name cannot move the cursor, recolour
+  the terminal, reorder what is shown or split a logged line.
 """
 
 from __future__ import annotations
@@ -42,9 +44,14 @@ ID_BYTES = "id_bytes"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-_UNPRINTABLE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}\\ud800-\\udfff]")
+_SEPARATORS = "\u2028\u2029"
+"""Unicode's line and paragraph separators: a terminal, a log viewer or a
+browser breaks the line there, so one logged line reads as two."""
+
+_UNPRINTABLE = re.compile(
+    f"[\\x00-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}{_SEPARATORS}\\ud800-\\udfff]")
 _UNPRINTABLE_IN_LINES = re.compile(
-    f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}\\ud800-\\udfff]")
+    f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}{_SEPARATORS}\\ud800-\\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -56,10 +63,11 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def printable(text: str, *, lines: bool = False) -> str:
-    """``text`` safe to write to a terminal: controls, bidi controls and lone
-    surrogates escaped (``\\x1b``, ``\\u202e``; a surrogate-escaped byte as
-    ``\\xff``); everything else as it is. ``lines``: newlines and tabs are kept
-    (a message of several lines), the other controls escaped."""
+    """``text`` safe to write to a terminal or a log: controls, bidi
+    controls, line and paragraph separators and lone surrogates escaped
+    (``\\x1b``, ``\\u202e``, ``\\u2028``; a surrogate-escaped byte as
+    ``\\xff``); everything else as it is. ``lines``: newlines and tabs are
+    kept (a message of several lines), the other controls escaped."""
     return (_UNPRINTABLE_IN_LINES if lines else _UNPRINTABLE).sub(_escape, text)
 
 

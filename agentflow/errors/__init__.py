@@ -11,6 +11,8 @@ The tree::
 
     AgentflowError
     ├── UsageError                        misuse (also a TypeError/ValueError where fitting)
+    │   ├── ArgumentTypeError             an argument of the wrong type (also a TypeError)
+    │   ├── ArgumentValueError            an argument's value out of range (also a ValueError)
     │   ├── InvalidInputError             bad message input to call()/stream()
     │   │   ├── AlreadyDecidedError       a call decided again: an approval applies once (.call_ids)
     │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
@@ -25,6 +27,7 @@ The tree::
     │   ├── DuplicateInputIdError         two extract_many inputs share an id (.id, .first, .second)
     │   ├── ToolDefinitionError           a tool that cannot be declared
     │   │   ├── ToolNameError             a name outside ^[A-Za-z0-9_-]{1,64}$ or a duplicate
+    │   │   ├── ToolTypeError             tools= not a list, a tool not callable (ArgumentTypeError)
     │   │   └── MCPToolSchemaError        an MCP tool's schema no model takes (.tool, .dialect)
     │   ├── MCPNotRunningError            an MCP server's tools used outside its `async with`
     │   └── SchemaError                   an output type the target dialect cannot express
@@ -163,6 +166,8 @@ from agentflow.errors._run import (
 )
 from agentflow.errors._usage import (
     AlreadyDecidedError,
+    ArgumentTypeError,
+    ArgumentValueError,
     BatchUnavailableError,
     DuplicateInputIdError,
     InvalidChunkError,
@@ -176,6 +181,7 @@ from agentflow.errors._usage import (
     SchemaError,
     ToolDefinitionError,
     ToolNameError,
+    ToolTypeError,
     UnsupportedInputError,
     UsageError,
 )
@@ -183,6 +189,8 @@ from agentflow.errors._usage import (
 __all__ = [
     "AgentflowError",
     "AlreadyDecidedError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "AuthenticationError",
     "BadRequestError",
     "BatchRequestError",
@@ -247,6 +255,7 @@ __all__ = [
     "ToolError",
     "ToolNameError",
     "ToolRetriesExceededError",
+    "ToolTypeError",
     "TruncatedStreamError",
     "UnexpectedReplyError",
     "UnreadableDocumentError",

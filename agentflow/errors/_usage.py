@@ -9,6 +9,8 @@ from agentflow.errors._root import AgentflowError
 
 __all__ = [
     "AlreadyDecidedError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "BatchUnavailableError",
     "DuplicateInputIdError",
     "InvalidChunkError",
@@ -22,6 +24,7 @@ __all__ = [
     "SchemaError",
     "ToolDefinitionError",
     "ToolNameError",
+    "ToolTypeError",
     "UnsupportedInputError",
     "UsageError",
 ]
@@ -34,6 +37,18 @@ class UsageError(AgentflowError):
     """The caller used the API wrongly. Raised before any model request."""
 
     same_for_every_input = True
+
+
+class ArgumentTypeError(UsageError, TypeError):
+    """A public argument of the wrong type (``concurrency="4"``, a single
+    middleware not in a list): the message names the argument, what it must be
+    and what it got (``agentflow._arguments``)."""
+
+
+class ArgumentValueError(UsageError, ValueError):
+    """A public argument of the right type but a wrong value (``passes=0``,
+    ``on_invalid="raize"``): the message names the argument, what it must be
+    and what it got (``agentflow._arguments``)."""
 
 
 class InvalidInputError(UsageError, TypeError):
@@ -153,6 +168,12 @@ class BatchUnavailableError(UsageError, ValueError):
 
 class ToolDefinitionError(UsageError, ValueError):
     """A tool cannot be declared (not callable, bad signature, ...)."""
+
+
+class ToolTypeError(ToolDefinitionError, ArgumentTypeError):
+    """``tools=`` is not a list (a single tool given bare), or a tool is not
+    callable: a ``ToolDefinitionError`` as before, and a ``TypeError`` like
+    every other wrong type of argument."""
 
 
 class ToolNameError(ToolDefinitionError):

@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from agentflow._arguments import check_choice, check_int, check_optional, wrong_value
 from agentflow._logging import get_logger
 from agentflow._slots_init import slot_init
 from agentflow.errors import UsageError
@@ -131,17 +132,12 @@ class Chunking:
 
     def __post_init__(self) -> None:
         for name in ("max_tokens", "max_chars", "items_per_chunk"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"Chunking.{name} must be >= 1, got {value}")
-        if self.overlap is not None and self.overlap < 0:
-            raise ValueError(f"Chunking.overlap must be >= 0, got {self.overlap}")
+            check_int(f"Chunking.{name}", getattr(self, name), 1, optional=True)
+        check_int("Chunking.overlap", self.overlap, 0, optional=True)
+        check_optional("Chunking.items", self.items, str, "a str")
         if self.items is not None and not self.items.isidentifier():
-            raise ValueError(f"Chunking.items must name a top-level list field, got "
-                             f"{self.items!r}")
-        if self.item_unit not in ITEM_UNITS:
-            raise ValueError(f"Chunking.item_unit must be one of {ITEM_UNITS}, got "
-                             f"{self.item_unit!r}")
+            raise wrong_value("Chunking.items", "the name of a top-level list field", self.items)
+        check_choice("Chunking.item_unit", self.item_unit, ITEM_UNITS)
 
 
 DEFAULT_CHUNKING = Chunking()

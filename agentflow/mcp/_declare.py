@@ -27,7 +27,7 @@ from agentflow.errors import MCPToolSchemaError, SchemaError, ToolError
 from agentflow.model_profile import SchemaDialect
 from agentflow.output.dialects import transform_schema
 from agentflow.output.json_schema import json_schema_output, sent_schema
-from agentflow.tools import TOOL_NAME_PATTERN, Tool, sanitize_tool_name
+from agentflow.tools import TOOL_NAME_PATTERN, JsonText, Tool, sanitize_tool_name
 
 __all__ = ["DIALECTS", "agent_tool_name", "declare_tool"]
 
@@ -77,8 +77,9 @@ def declare_tool(server: str, mcp_tool: Any, name: str, call: CallTool,
                  max_retries: int | None) -> Tool:
     """``mcp_tool`` (an SDK ``Tool`` listed by ``server``) as an agent ``Tool``
     called ``name``, whose function calls ``call`` and returns the result's
-    text, or the value it is the JSON of (``MCPToolResult.is_json``: the tool
-    result is then that value's, ``ToolResultBlock.is_json``), and raises
+    text, marked ``JsonText`` when it is the JSON of one value
+    (``MCPToolResult.is_json``: the tool result is then ``is_json``, its text
+    not written a second time), and raises
     ``ToolError`` on the server's ``isError`` (the model reads it as an error result). That
     text is the remote tool's failure (FastMCP sends an exception's text so),
     so it goes through ``mask_secrets`` as a Python tool's exception does:
@@ -95,7 +96,7 @@ def declare_tool(server: str, mcp_tool: Any, name: str, call: CallTool,
         result = await call(remote, arguments)
         if result.is_error:
             raise ToolError(mask_secrets(result.text))
-        return result.value if result.is_json else str(result.text)
+        return JsonText(result.text) if result.is_json else str(result.text)  # written once
 
     function.__name__ = name
     description = (mcp_tool.description or getattr(mcp_tool, "title", None)

@@ -22,6 +22,13 @@ import anyio
 import anyio.abc
 from mcp import ClientSession
 
+from agentflow._arguments import (
+    check_choice,
+    check_flag,
+    check_int,
+    check_list,
+    check_number,
+)
 from agentflow.errors import ToolNameError, UsageError
 from agentflow.mcp._server_calls import InFlight
 from agentflow.mcp._server_session import ServerSession
@@ -64,8 +71,9 @@ class MCPServer(ServerSession):
         exclude: leave these tools out (the server's names).
         timeout: seconds a tool call may take before it fails with
             ``MCPTimeoutError`` (the model reads it as an error result);
-            ``None``: no limit (over streamable HTTP too: a call's response
-            may go that long without a byte, past ``HTTPTarget.read_timeout``).
+            ``None``: no limit (over HTTP too: a call's response, or the
+            legacy transport's SSE stream while it waits, may go that long
+            without a byte, past ``HTTPTarget.read_timeout``).
             Default 60.
         connect_timeout: seconds each start-up request (``initialize``,
             ``tools/list``) may take. Default 30.
@@ -82,7 +90,10 @@ class MCPServer(ServerSession):
 
     Raises (at construction):
         ToolNameError: ``prefix`` is not a valid start of a tool name.
-        ValueError: a timeout is not positive.
+        ArgumentTypeError / ArgumentValueError: (a ``TypeError`` /
+            ``ValueError``) an argument of the wrong type (``include="add"``,
+            ``timeout="5"``) or value (a timeout not positive; an unknown
+            ``on_invalid_schema``), naming it (``agentflow._arguments``).
     """
 
     def __init__(
@@ -102,14 +113,14 @@ class MCPServer(ServerSession):
         if prefix is not None and not TOOL_NAME_PATTERN.fullmatch(f"{prefix}_x"):
             raise ToolNameError(f"invalid tool prefix {prefix!r}: a prefix must start with a "
                                 "letter or '_' and hold only ASCII letters, digits, '_' and '-'")
-        for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{label} must be a positive number of seconds, got {value!r}")
-        if on_invalid_schema not in ("raise", "skip"):
-            raise ValueError(
-                f"on_invalid_schema must be 'raise' or 'skip', got {on_invalid_schema!r}")
-        if isinstance(include, str) or isinstance(exclude, str):
-            raise TypeError("include and exclude take lists of tool names, not a string")
+        check_number("timeout", timeout, "a number of seconds > 0", _positive, optional=True)
+        check_number("connect_timeout", connect_timeout, "a number of seconds > 0", _positive)
+        check_choice("on_invalid_schema", on_invalid_schema, ("raise", "skip"))
+        if include is not None:
+            check_list("include", include, "tool names")
+        check_list("exclude", exclude, "tool names")
+        check_int("max_retries", max_retries, 0, optional=True)
+        check_flag("reconnect", reconnect)
         self.target = target
         self.name = name or _default_name(target)
         self.prefix = prefix
@@ -187,10 +198,10 @@ class MCPServer(ServerSession):
         ``options``: as the constructor.
 
         Raises:
-            ValueError: ``max_result_bytes`` is not positive.
+            ArgumentTypeError / ArgumentValueError: ``max_result_bytes`` is
+                not an int >= 1 or None.
         """
-        if max_result_bytes is not None and max_result_bytes <= 0:
-            raise ValueError(f"max_result_bytes must be positive or None, got {max_result_bytes!r}")
+        check_int("max_result_bytes", max_result_bytes, 1, optional=True)
         return cls(HTTPTarget(url, headers, max_result_bytes=max_result_bytes,
                               transport=transport), **options)
 
@@ -241,6 +252,10 @@ class MCPServer(ServerSession):
         self._entered = max(0, self._entered - 1)
         if self._entered == 0:
             await self.aclose()
+
+
+def _positive(value: float) -> bool:
+    return value > 0
 
 
 def _default_name(target: Target) -> str:

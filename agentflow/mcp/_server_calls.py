@@ -37,8 +37,9 @@ from agentflow.errors import (
     MCPTimeoutError,
     ToolError,
 )
+from agentflow.mcp._call_reads import call_reads
 from agentflow.mcp._results import MCPToolResult, read_result
-from agentflow.mcp._transports import HTTP_STATUS, Target, call_reads
+from agentflow.mcp._transports import HTTP_STATUS, HTTPTarget, Target
 from agentflow.tools import Tool
 from agentflow.tools.progress import Reporter, reporter
 
@@ -203,9 +204,11 @@ class ServerCalls:
 
         Args:
             timeout: seconds (``None``: no limit); default: the server's.
-                Over streamable HTTP the call's response may go that long
+                Over HTTP the call's response (streamable HTTP), or the SSE
+                stream it comes on (the legacy transport), may go that long
                 without a byte (``None``: for ever), past the target's
-                ``read_timeout`` (300 s) that bounds the other requests.
+                ``read_timeout`` (300 s) that bounds the other requests
+                (``agentflow.mcp._call_reads``).
             progress: awaited with ``(progress, total, message)`` for each
                 ``notifications/progress`` the server sends about the call
                 (the request carries a ``progressToken`` then, as the MCP
@@ -245,7 +248,8 @@ class ServerCalls:
                                 f"result: {mask_secrets(str(exc))}") from exc
 
         try:
-            with call_reads(limit):  # (over streamable HTTP, its response may be that slow)
+            waits = self.target.call_waits if isinstance(self.target, HTTPTarget) else None
+            with call_reads(limit, waits):  # (its HTTP response, or SSE stream, may be that slow)
                 raw = await self._request(call, f"tool {name!r}", limit)
         except MCPTimeoutError as error:
             error.tool = name

@@ -26,9 +26,8 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -39,10 +38,17 @@ from mcp_types import INTERNAL_ERROR
 
 from agentflow._logging import mask_records, mask_records_from
 from agentflow._secrets import mask_secrets, register_secret
+from agentflow.mcp._call_reads import (
+    READ_TIMEOUT,
+    CallWaits,
+    follow_call,
+    limited_stream,
+    unlimited_reads,
+)
 from agentflow.mcp._session_ids import SESSION_IDS
 
 __all__ = ["ERROR_BODY_BYTES", "HTTP_STATUS", "MAX_RESULT_BYTES", "READ_TIMEOUT", "HTTPTarget",
-           "StdioTarget", "Target", "call_reads"]
+           "StdioTarget", "Target"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION", re.I)
 """Environment variable and option names whose values are masked wherever they could appear."""
@@ -156,41 +162,6 @@ one SSE event, by default: the SDK's own default, 1 MiB, failed a screenshot
 tool's result (a PNG in base64) that stdio carries whole."""
 
 
-READ_TIMEOUT = 300.0
-"""Seconds a streamable HTTP response may go without a byte, by default, for
-the requests no tool call makes (``initialize``, ``tools/list``, the
-notification stream): the SDK's own default."""
-
-_CALL_READS: ContextVar[tuple[float | None] | None] = ContextVar("agentflow_mcp_call_reads",
-                                                                 default=None)
-"""The timeout of the tool call under way in this context (``call_reads``), as a 1-tuple."""
-
-
-@contextlib.contextmanager
-def call_reads(limit: float | None) -> Iterator[None]:
-    """Within the block, the streamable HTTP requests of this context (a tool
-    call's POST and its response stream: the SDK sends them with the caller's
-    context) wait for the response's next byte as long as ``limit`` seconds
-    (``None``: with no limit), never less than the target's ``read_timeout``.
-    The client's one read timeout (300 s) failed a call made with
-    ``timeout=None``, or over 300 s, whose tool sent nothing for 5 minutes."""
-    token = _CALL_READS.set((limit,))
-    try:
-        yield
-    finally:
-        _CALL_READS.reset(token)
-
-
-def _follow_call(request: Any) -> None:
-    """Set ``request``'s read timeout to the tool call's under way (``call_reads``)."""
-    if (call := _CALL_READS.get()) is None:
-        return
-    timeouts = dict(request.extensions.get("timeout") or {})
-    limit, read = call[0], timeouts.get("read")
-    timeouts["read"] = None if limit is None or read is None else max(limit, read)
-    request.extensions["timeout"] = timeouts
-
-
 @dataclass(frozen=True, slots=True)
 class HTTPTarget:
     """A server at ``url``, over streamable HTTP (``sse=False``) or the
@@ -199,11 +170,11 @@ class HTTPTarget:
     server may send in one SSE event over streamable HTTP (``None``: no
     limit); the legacy transport's is its HTTP client's, 1 MiB.
     ``http_timeout``: seconds to connect and to write a request.
-    ``read_timeout``: seconds a streamable HTTP response may go without a
-    byte (``READ_TIMEOUT``), for the requests no tool call makes; a tool
-    call's wait as long as its own timeout (``None``: no limit). The legacy
-    transport answers every call over its one SSE stream, whose read timeout
-    stays the SDK's 5 minutes. ``transport``: the httpx2 transport
+    ``read_timeout``: seconds a response may go without a byte
+    (``READ_TIMEOUT``), for the requests no tool call makes (over the legacy
+    transport, its one SSE stream while no call waits); a tool call's wait as
+    long as its own timeout (``None``: no limit), over both transports
+    (``agentflow.mcp._call_reads``). ``transport``: the httpx2 transport
     streamable HTTP requests go through (an ``httpx2.AsyncBaseTransport``: a
     proxy's, custom TLS, or a test's that records what it carries), under
     agentflow's handling of error statuses and timeouts; its owner closes
@@ -217,8 +188,12 @@ class HTTPTarget:
     max_result_bytes: int | None = MAX_RESULT_BYTES
     read_timeout: float = READ_TIMEOUT
     transport: Any = field(default=None, repr=False, compare=False)
+    call_waits: CallWaits = field(init=False, repr=False, compare=False)
+    """The tool calls waiting on the server, whose timeouts the legacy SSE
+    stream's reads follow (``agentflow.mcp._call_reads``)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "call_waits", CallWaits(self.read_timeout))
         for value in (self.headers or {}).values():
             register_secret(value)
         _register_url(self.url)
@@ -242,12 +217,23 @@ class HTTPTarget:
         mask_sdk_records()
         SESSION_IDS.watch(*_HTTP_LOGGERS, "agentflow")  # (mask_records, with the ids)
         headers = dict(self.headers or {})
+        import httpx2
+
         if self.sse:
             from mcp.client.sse import sse_client
 
-            return await stack.enter_async_context(
-                sse_client(self.url, headers=headers, timeout=self.http_timeout))
-        import httpx2
+            def sse_http_client(headers: dict[str, str] | None = None,
+                                timeout: httpx2.Timeout | None = None,
+                                auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+                # (the SDK's client, 30 s and reads as long as the calls: _call_reads)
+                return httpx2.AsyncClient(
+                    headers=headers, auth=auth, transport=_status_transport(
+                        httpx2.AsyncHTTPTransport(), owned=True, sse=self.call_waits),
+                    timeout=httpx2.Timeout(self.http_timeout, read=self.read_timeout))
+
+            return await stack.enter_async_context(sse_client(
+                self.url, headers=headers, timeout=self.http_timeout,
+                httpx_client_factory=sse_http_client))
         from mcp.client.streamable_http import streamable_http_client
 
         held: set[str] = set()
@@ -318,9 +304,11 @@ async def _read_capped(response: Any, cap: int = ERROR_BODY_BYTES) -> bytes:
     return b"".join(chunks)[:cap]
 
 
-def _status_transport(inner: Any, owned: bool) -> Any:
+def _status_transport(inner: Any, owned: bool, sse: CallWaits | None = None) -> Any:
     """An httpx2 transport over ``inner`` whose requests made by a tool call
-    wait as long as the call (``call_reads``), and that turns a POST's error status
+    wait as long as the call (``call_reads``; the legacy transport's SSE
+    stream, with ``sse``, as long as the calls waiting: ``limited_stream``),
+    and that turns a POST's error status
     whose body is no JSON-RPC error (a 401 of an expired token, a 429, a
     gateway's 502) into a JSON-RPC error naming it (``data[HTTP_STATUS]``):
     the SDK surfaces the server's JSON-RPC error, but for any other body
@@ -331,8 +319,14 @@ def _status_transport(inner: Any, owned: bool) -> Any:
 
     class _StatusTransport(httpx2.AsyncBaseTransport):
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            _follow_call(request)
+            stream = sse is not None and request.method == "GET"  # (the one GET: the stream)
+            if stream:
+                unlimited_reads(request)
+            else:
+                follow_call(request)
             response: httpx2.Response = await inner.handle_async_request(request)
+            if stream and sse is not None:
+                limited_stream(request, response, sse)
             if request.method != "POST" or response.status_code < 400 or \
                     response.status_code == 404:
                 return response

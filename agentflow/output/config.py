@@ -10,8 +10,10 @@ from pydantic import ValidationError
 
 from agentflow._arguments import (
     check_choice,
+    check_function,
     check_instance,
     check_int,
+    check_list,
     check_optional,
 )
 from agentflow.errors import ModelRetry
@@ -124,10 +126,6 @@ class OutputConfig:
         check_instance("ground", self.ground, (bool, Grounded), "True, False or a Grounded()")
         check_optional("reminder", self.reminder, StructuredOutputReminder,
                        "a StructuredOutputReminder")
-        if isinstance(self.validators, str) or not isinstance(self.validators, Sequence):
-            raise TypeError("validators must be a sequence of functions, got "
-                            f"{type(self.validators).__name__}")
+        check_list("validators", self.validators, "functions", kind=Sequence)
         for n, validator in enumerate(self.validators):
-            if not callable(validator):
-                raise TypeError(f"validators[{n}] must be a function (output -> output), "
-                                f"got {type(validator).__name__}")
+            check_function(f"validators[{n}]", validator, "a function (output -> output)")

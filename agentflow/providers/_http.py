@@ -62,10 +62,10 @@ from agentflow.providers._http_errors import (
 )
 from agentflow.providers._http_settings import (
     CREDENTIAL_HEADERS,
+    BaseUrl,
     HttpSettings,
     RateHeaders,
     api_key_from,
-    checked_base_url,
     checked_headers,
     own_host,
     register_credentials,
@@ -104,7 +104,8 @@ class HttpClient(RequestSteps):
     """One model's HTTP session.
 
     Args:
-        base_url: e.g. ``"https://api.openai.com/v1"`` (no trailing slash needed).
+        base_url: e.g. ``"https://api.openai.com/v1"``, as the model class
+            checked it (``checked_base_url``: a ``BaseUrl``, checked once).
         headers: sent with every request (auth goes here; never logged).
         vendor: name used in errors and logs.
         error_mapper: the vendor's ``ErrorMapper`` (default: by status).
@@ -118,8 +119,7 @@ class HttpClient(RequestSteps):
         model: the model's id, named (as ``vendor:model``) by ``ModelClosedError``.
 
     Raises:
-        InvalidModelError: ``base_url`` is no http(s) URL with a host
-            (``checked_base_url``), or it holds ``user:password@`` and ``headers``
+        InvalidModelError: ``base_url`` holds ``user:password@`` and ``headers``
             an ``Authorization`` (aiohttp refuses to send both, at the first
             request, as a bare ``ValueError``), or a header holds a control
             character (``checked_headers``; outer whitespace is dropped).
@@ -127,7 +127,7 @@ class HttpClient(RequestSteps):
 
     def __init__(
         self,
-        base_url: str,
+        base_url: BaseUrl,
         *,
         headers: Mapping[str, str] | None = None,
         vendor: str,
@@ -138,7 +138,7 @@ class HttpClient(RequestSteps):
         rate_headers: RateHeaders | None = None,
         model: str = "",
     ) -> None:
-        self.base_url = checked_base_url(vendor, base_url).rstrip("/")
+        self.base_url = base_url
         self.model = model
         self.closed = False
         """``aclose()`` was called: requests raise ``ModelClosedError``."""

@@ -21,6 +21,7 @@ from agentflow.ratelimit import RateGovernor, RateLimitSnapshot, governor_for
 
 __all__ = [
     "CREDENTIAL_HEADERS",
+    "BaseUrl",
     "HttpSettings",
     "RateHeaders",
     "api_key_from",
@@ -173,8 +174,18 @@ def _host_of(url: str) -> tuple[str, int | None] | None:
     return parts.hostname, None if port == _DEFAULT_PORTS.get(parts.scheme.lower()) else port
 
 
-def checked_base_url(vendor: str, base_url: str) -> str:
-    """``base_url`` as given, once it is a URL a request can go to: ``http`` or
+class BaseUrl(str):
+    """A ``base_url`` that ``checked_base_url`` took (no trailing slash): the
+    proof that it was checked, so it is checked once per model. ``HttpClient``
+    takes only this type; a model class checks its URL first, since it reads
+    it before (``own_host``, the rate governor's key)."""
+
+    __slots__ = ()
+
+
+def checked_base_url(vendor: str, base_url: str) -> BaseUrl:
+    """``base_url`` without a trailing slash, once it is a URL a request can go
+    to (a ``BaseUrl`` is returned as it is: checked already): ``http`` or
     ``https``, a host, a port that is a number up to 65535. Each other was
     taken at construction and failed only at the first request, as a
     "cannot reach" ``ProviderConnectionError`` retried like a network fault
@@ -186,6 +197,8 @@ def checked_base_url(vendor: str, base_url: str) -> str:
         InvalidModelError: naming the URL (its credentials masked) and what
             is wrong with it.
     """
+    if isinstance(base_url, BaseUrl):
+        return base_url
     if not isinstance(base_url, str):
         raise InvalidModelError(f"{vendor}: base_url must be a str, got "
                                 f"{type(base_url).__name__}")
@@ -204,7 +217,7 @@ def checked_base_url(vendor: str, base_url: str) -> str:
     if not parts.hostname:
         raise InvalidModelError(f"{vendor}: base_url {shown!r} names no host; write it as "
                                 f"{scheme}://host[:port]/path")
-    return base_url
+    return BaseUrl(base_url.rstrip("/"))
 
 
 def own_host(base_url: str, *vendor_urls: str) -> bool:

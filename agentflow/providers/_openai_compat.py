@@ -196,10 +196,9 @@ class OpenAICompatibleModel(OpenAISending):
     ) -> None:
         if not model or not isinstance(model, str):
             raise InvalidModelError(f"{self.vendor}: the model name must be a non-empty string")
-        url = (base_url or self.default_base_url).rstrip("/")
-        if not url:
+        if not (base_url or self.default_base_url).rstrip("/"):
             raise InvalidModelError(f"{self.vendor}: base_url is required")
-        checked_base_url(self.vendor, url)  # before anything reads it
+        url = checked_base_url(self.vendor, base_url or self.default_base_url)  # before any use
         self.own_host = own_host(url, self.default_base_url, *self.own_hosts)
         key = api_key_from(api_key, "")
         if not key and self.own_host:

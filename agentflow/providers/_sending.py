@@ -51,6 +51,7 @@ from agentflow.providers._http_errors import (
     unreadable_reply,
 )
 from agentflow.providers._http_settings import (
+    BaseUrl,
     HttpSettings,
     RateHeaders,
     join_url,
@@ -81,7 +82,7 @@ class RequestSteps:
     """The request steps of an HTTP client (``HttpClient`` sets the attributes
     below and gives the running loop's session)."""
 
-    base_url: str
+    base_url: BaseUrl
     vendor: str
     settings: HttpSettings
     governor: RateGovernor | None

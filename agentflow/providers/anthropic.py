@@ -201,7 +201,7 @@ class AnthropicChatModel(WholeReplyBatches):
         stream: bool = True,
         cache: bool = True,
     ) -> None:
-        checked_base_url(VENDOR, base_url)  # before anything reads it
+        base_url = checked_base_url(VENDOR, base_url)  # before anything reads it
         env = "ANTHROPIC_API_KEY" if own_host(base_url, DEFAULT_BASE_URL) else ""
         key = api_key_from(api_key, env)
         headers = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}

@@ -194,7 +194,8 @@ class GeminiChatModel(WholeReplyBatches):
         include_thoughts: bool = False,
         stream: bool = True,
     ) -> None:
-        own = own_host(checked_base_url(VENDOR, base_url), DEFAULT_BASE_URL)
+        base_url = checked_base_url(VENDOR, base_url)  # before anything reads it
+        own = own_host(base_url, DEFAULT_BASE_URL)
         key = api_key_from(api_key, "GEMINI_API_KEY" if own else "") or api_key_from(
             None, "GOOGLE_API_KEY" if own else "")
         client = HttpClient(base_url, headers={"x-goog-api-key": key} if key else {},

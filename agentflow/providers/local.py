@@ -91,6 +91,7 @@ from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.dialects import without_local_caps
 from agentflow.providers._http import HttpSettings
+from agentflow.providers._http_settings import checked_base_url
 from agentflow.providers._local_deadline import DeadlineRule
 from agentflow.providers._local_grammar import (
     GRAMMAR_CACHE_SIZE,
@@ -289,7 +290,8 @@ class LocalModel(OpenAICompatibleModel):
         except Exception as exc:  # whatever else keeps it from starting: set-up, every input's
             raise InvalidModelError(f"the embedded model {self.model_name!r} could not start: "
                                     f"{type(exc).__name__}: {exc}") from exc
-        self._http.base_url = f"{self._server.address.rstrip('/')}/v1"
+        self._http.base_url = checked_base_url(self.vendor,
+                                               f"{self._server.address.rstrip('/')}/v1")
 
     def _stop_server(self) -> None:
         """End the server's process (SIGKILL, reaped; ``_local_process``); idempotent."""

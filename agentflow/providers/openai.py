@@ -241,6 +241,7 @@ class OpenAIChatModel(OpenAICompatibleModel):
     ) -> None:
         headers = dict(kwargs.pop("headers", None) or {})
         url = checked_base_url(self.vendor, kwargs.get("base_url") or self.default_base_url)
+        kwargs["base_url"] = url  # a BaseUrl: not checked again
         if own_host(url, self.default_base_url):
             organization = organization or api_key_from(None, "OPENAI_ORG_ID")
             project = project or api_key_from(None, "OPENAI_PROJECT_ID")

@@ -15,14 +15,15 @@ source's ``tools_revision`` moves, and checks the names again then.
 
 The rooms: ``names`` (the tool-name rule, its check and repair),
 ``function_tool`` (``Tool`` and ``@tool``: a callable's schema, argument
-checks and run), ``toolkit`` (``Toolkit``, ``ToolSource``), ``progress``
-(``report_progress``: a running tool's progress, streamed as ``ToolProgress``). Every public name
-is importable from here.
+checks and run; ``JsonText``, a result that is JSON already), ``toolkit``
+(``Toolkit``, ``ToolSource``), ``progress`` (``report_progress``: a running
+tool's progress, streamed as ``ToolProgress``). Every public name is
+importable from here.
 """
 
 from __future__ import annotations
 
-from agentflow.tools.function_tool import Tool, describe_validation_error, tool
+from agentflow.tools.function_tool import JsonText, Tool, describe_validation_error, tool
 from agentflow.tools.names import TOOL_NAME_PATTERN, sanitize_tool_name, validate_tool_name
 from agentflow.tools.progress import report_progress
 from agentflow.tools.toolkit import Toolkit, ToolSource
@@ -30,6 +31,7 @@ from agentflow.tools.toolkit import ToolLike as ToolLike  # for agent.py's signa
 
 __all__ = [
     "TOOL_NAME_PATTERN",
+    "JsonText",
     "Tool",
     "ToolSource",
     "Toolkit",

@@ -21,18 +21,27 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from agentflow._arguments import check_function, check_int
 from agentflow._clean_text import json_bytes
 from agentflow._commit import stray_cancel
 from agentflow._exc_text import exception_text
 from agentflow._secrets import mask_secrets
-from agentflow.errors import ToolDefinitionError, ToolError
+from agentflow.errors import ToolDefinitionError, ToolError, ToolTypeError
 from agentflow.messages import ToolResultBlock, ToolUseBlock, clean_text
 from agentflow.model import ToolSpec
 from agentflow.output.decoding import RAW_ARGUMENTS, explain_raw, lax_arguments
 from agentflow.output.json_kinds import check_kinds
 from agentflow.tools.names import sanitize_tool_name, validate_tool_name
 
-__all__ = ["Tool", "describe_validation_error", "tool"]
+__all__ = ["JsonText", "Tool", "describe_validation_error", "tool"]
+
+
+class JsonText(str):
+    """A tool's return value that is already the JSON text of its value (an
+    MCP tool's structured result, ``agentflow.mcp``): the tool result's text
+    as it is, marked ``is_json``, never parsed and written again."""
+
+    __slots__ = ()
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -90,7 +99,9 @@ def _stringify(value: Any) -> tuple[str, bool]:
     """A tool's return value as the text the model reads, and whether that
     text is the value's JSON (``ToolResultBlock.is_json``): a ``str`` is the
     text itself, anything else its JSON (an object no writer takes, its
-    ``str()``: text)."""
+    ``str()``: text); a ``JsonText`` is that JSON already."""
+    if isinstance(value, JsonText):
+        return str(value), True
     if isinstance(value, str):
         return clean_text(value), False
     if isinstance(value, BaseModel):
@@ -140,17 +151,16 @@ class Tool:
         is sanitized by ``sanitize_tool_name``.
 
         Raises:
-            ToolDefinitionError: ``function`` is not callable, or a parameter is
-                positional-only or ``*args``/``**kwargs``.
+            ToolTypeError: (a ``ToolDefinitionError`` and a ``TypeError``)
+                ``function`` is not callable.
+            ToolDefinitionError: a parameter is positional-only or
+                ``*args``/``**kwargs``.
             ToolNameError: ``name`` is invalid.
-            ValueError: ``max_retries`` < 0.
+            ArgumentTypeError / ArgumentValueError: ``max_retries`` is not an
+                int or < 0.
         """
-        if max_retries is not None and max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-        if not callable(function):
-            raise ToolDefinitionError(
-                f"a tool must be a callable, got {type(function).__name__}: {function!r}"
-            )
+        check_int("max_retries", max_retries, 0, optional=True)
+        check_function("a tool", function, "a callable", error=ToolTypeError)
         if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
             raise ToolDefinitionError(
                 f"tool {getattr(function, '__name__', function)!r} is a generator: a tool "

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from agentflow._arguments import check_list
 from agentflow._logging import get_logger
-from agentflow.errors import ToolDefinitionError, ToolNameError
+from agentflow.errors import ToolNameError, ToolTypeError
 from agentflow.model import ToolSpec
 from agentflow.tools.function_tool import Tool
 
@@ -96,12 +97,8 @@ class Toolkit:
         self._held: dict[str, object] | None = None  # name -> its holder at the last merge
         self._all: dict[str, Tool] = self._tools
         self._revision = 0
-        if (isinstance(tools, Tool | ToolSource) or callable(tools)
-                or not isinstance(tools, Iterable)):
-            raise ToolDefinitionError(
-                f"tools must be a list of callables or Tools, got {type(tools).__name__}; "
-                "wrap a single tool in a list"
-            )
+        check_list("tools", tools, "callables or Tools", single=(Tool, ToolSource),
+                   error=ToolTypeError)
         for item in tools:
             self.add(item)
 

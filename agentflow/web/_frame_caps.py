@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentflow._clean_text import json_bytes
+from agentflow.documents.names import printable
 
 __all__ = ["MAX_ERROR_BYTES", "MAX_SHOWN_RESULT", "cut_at", "cut_text", "frame_within",
            "json_size", "shown_input", "shown_json", "shown_result"]
@@ -68,13 +69,10 @@ def shown_result(output: str) -> str:
 
 def shown_input(value: Any, limit: int = 200) -> str:
     """A value a client sent (a header, a payload), quoted for an error
-    message: its JSON, every character that prints no glyph escaped (a
-    control or bidi character, a line separator: the message is logged and
-    shown), cut to ``limit`` characters and ``...``."""
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                       for c in text)
+    message: its JSON through ``agentflow.documents.names.printable`` (a
+    control or bidi character, a line separator escaped: the message is
+    logged and shown), cut to ``limit`` characters and ``...``."""
+    text = printable(json.dumps(value, ensure_ascii=False, default=repr))
     return text if len(text) <= limit else text[:limit] + "..."
 
 

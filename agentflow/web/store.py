@@ -32,7 +32,7 @@ from agentflow.approvals import Decision as ApprovalDecision
 from agentflow.approvals import check_decisions, pending_calls, resolve_approvals
 from agentflow.client_tools import pending_client_calls, resolve_client_tools
 from agentflow.errors import AlreadyDecidedError, InvalidInputError, StateConflictError
-from agentflow.events import CallStarted, Complete, Event, ToolResult
+from agentflow.events import CallStarted, Complete, Event, ToolProgress, ToolResult
 from agentflow.messages import Msg, ToolResultBlock, clean_text
 from agentflow.output.strategies import OutputStrategy, StrategyName
 from agentflow.state import AgentState
@@ -121,8 +121,10 @@ async def stream_with_store(
 
     With ``decisions`` (tool call id -> ``Approve``/``Refuse``) the call
     resumes a conversation suspended for approval (``agentflow.approvals``):
-    the decisions are applied (approved calls run; their ``ToolResult``s follow
-    ``CallStarted``), then the model continues (``msg`` may be ``None``).
+    the decisions are applied (approved calls run; the ``ToolProgress`` their
+    tools reported, then their ``ToolResult``s, follow ``CallStarted``: the
+    call opens on their outcomes), then the model continues (``msg`` may be
+    ``None``).
     An approved call runs at most once: the decisions are saved (claimed)
     before any tool runs, so of two requests with the same decisions (a
     double click, a retried POST) only the one whose save wins runs the
@@ -177,8 +179,10 @@ async def stream_with_store(
             raise
         claimed = True
 
+    reported: list[ToolProgress] = []  # (the tools run before the call, which opens on them)
     resolved = ([] if decisions is None else
-                await resolve_approvals(agent, loaded.state, decisions, checkpoint=checkpoint))
+                await resolve_approvals(agent, loaded.state, decisions, checkpoint=checkpoint,
+                                        progress=reported.append))
     async with aclosing(agent.stream(msg, output, state=loaded.state,
                                      strategy=strategy)) as events:
         async for event in events:
@@ -186,6 +190,8 @@ async def stream_with_store(
                 await store.save(key, loaded.state, version=version)
             yield event
             if resolved and isinstance(event, CallStarted):  # the approved calls' outcomes
+                for reports in reported:
+                    yield reports
                 for block in resolved:
                     yield ToolResult(block.tool_use_id, block.name, block.output,
                                      block.is_error, is_json=block.is_json)
