@@ -161,5 +161,6 @@ def take_reply(ex: CallExecution, builder: ReplyBuilder) -> Msg:
     reply = builder.build(lambda: {b.id for m in memory if m.role == "assistant"
                                    for b in m.tool_uses})
     ex.last_finish_reason = builder.finish_reason  # (as built: ReplyBuilder.build)
+    ex.last_finish_detail = builder.finish_detail
     memory.append(reply)
     return reply

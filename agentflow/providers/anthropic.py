@@ -351,7 +351,7 @@ class AnthropicChatModel(WholeReplyBatches):
         yield UsageChunk(usage_of(data.get("usage") or {}))
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
-        yield from reader.finish(data.get("stop_reason"))
+        yield from reader.finish(data.get("stop_reason"), data.get("stop_details"))
 
 
 def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:
