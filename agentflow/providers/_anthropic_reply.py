@@ -89,7 +89,7 @@ def usage_of(raw: Mapping[str, Any]) -> Usage:
     thinking = count if isinstance(count, int) and not isinstance(count, bool) else 0
     return counted(Usage(input_tokens=given + cached + written,
                          output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached,
-                         reasoning_tokens=thinking),
+                         reasoning_tokens=thinking, cache_write_tokens=written),
                    given, written)
 
 
