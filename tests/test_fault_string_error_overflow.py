@@ -8,7 +8,9 @@ the model is loaded with context length of only 32768 tokens" (#546), as a
 bare string: ``{"error": "..."}``. The wording was known, but only inside an
 error *object*: a string error was a retried ``ServerError`` (three requests
 for an input that can never fit, and no word of chunking). It is now a
-``ContextLengthError``, sent once, whole reply and stream alike.
+``ContextLengthError``, sent once, whole reply and stream alike; so is
+LM Studio's "Reached context length of N tokens" for a reply that outgrew
+the window mid-generation (#1024), which no wording matched.
 
 Served by an OpenAI fake answering as LM Studio does."""
 
@@ -26,6 +28,11 @@ from tests.fakes.base import FakeReply
 from tests.fakes.openai import OpenAIFake
 from tests.provider_scenarios import FAST
 
+MID_REPLY = ("Reached context length of 32000 tokens with model (arch: gpt-oss) that does not "
+             "currently support mid-generation context overflow. Try reloading with a larger "
+             "context length or shortening the prompt/chat.")
+"""LM Studio's words when prompt and reply together outgrow the loaded window
+(lmstudio-ai/lmstudio-bug-tracker#1024)."""
 OVERFLOW = ("Trying to keep the first 111490 tokens when context the overflows. However, the "
             "model is loaded with context length of only 32768 tokens, which is not enough. "
             "Try to load the model with a larger context length, or provide a shorter input")
@@ -46,10 +53,12 @@ class LMStudioFake(OpenAIFake):
         return [b"data: " + orjson.dumps({"error": reply.extra["error_text"]}) + b"\n\n"]
 
 
+@pytest.mark.parametrize("text", [OVERFLOW, MID_REPLY], ids=["prompt", "mid-reply"])
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
-async def test_a_string_overflow_error_is_a_context_length_error(stream: bool) -> None:
+async def test_a_string_overflow_error_is_a_context_length_error(stream: bool,
+                                                                 text: str) -> None:
     async with LMStudioFake() as fake:
-        fake.default = FakeReply(extra={"error_text": OVERFLOW})
+        fake.default = FakeReply(extra={"error_text": text})
         async with OpenAIChatModel("qwen3-coder-30b", base_url=fake.url, api_key="k",
                                    stream=stream, settings=FAST) as model:
             with pytest.raises(ContextLengthError):
