@@ -62,7 +62,8 @@ def stops(ex: CallExecution, calls: list[ToolUseBlock], decision: Decision | Non
                 and not last_reply(ex).text.strip()):
             raise ContentFilteredError(
                 f"the vendor filtered the reply or the model refused (finish reason "
-                f"{ex.last_finish_reason!r}) and it holds no text: there is no answer",
+                f"{ex.last_finish_reason!r}{ex.finish_said}) and it holds no text: "
+                "there is no answer",
                 finish_reason=ex.last_finish_reason,
                 vendor=str(getattr(ex.model, "vendor", "") or ""))
         ex.stop_reason = ex.stop_reason or "completed"

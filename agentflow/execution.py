@@ -62,7 +62,8 @@ class CallExecution:
         discarded: attempts abandoned mid-stream (each announced by ``AttemptDiscarded``).
         stream_retries: requests sent again after a stream broke mid-way.
         tool_failures: error results per tool name (the per-tool retry budget).
-        last_finish_reason: finish reason of the latest model reply.
+        last_finish_reason: finish reason of the latest model reply;
+            last_finish_detail: the vendor's words on why it ended (``""``: none).
         waiting: ids of the latest reply's calls that wait for a decision
             outside the loop (``Act.waiting``; the call pauses after acting).
         deltas_read: someone reads the call's delta events (``stream()``);
@@ -100,6 +101,7 @@ class CallExecution:
     stream_retries: int = 0
     tool_failures: dict[str, int] = field(default_factory=dict)
     last_finish_reason: str = "stop"
+    last_finish_detail: str = ""
     waiting: tuple[str, ...] = ()
     deltas_read: bool = True
     pending_events: list[Event] = field(default_factory=list)
@@ -117,6 +119,14 @@ class CallExecution:
                 agent=self.agent_name, agent_id=self.agent_id, call_id=self.call_id
             )
         return self._log
+
+    @property
+    def finish_said(self) -> str:
+        """``"; the vendor says: <detail>"`` for the latest reply's finish
+        detail (a refusal's category and explanation), else ``""``: what an
+        error about that end quotes, so the caller reads why."""
+        detail = self.last_finish_detail
+        return f"; the vendor says: {detail}" if detail else ""
 
     def emit(self, event: Event) -> None:
         """Queue an event; the agent yields it after the current hook returns."""

@@ -123,12 +123,16 @@ class UsageChunk:
 class FinishChunk:
     """Why the model stopped: a normalized ``reason`` and the vendor's ``raw``
     value; ``response_model`` / ``response_id``: the model that answered and
-    the reply's id, where the vendor says (for tracing)."""
+    the reply's id, where the vendor says (for tracing); ``detail``: the
+    vendor's own words on why, where it gives any beyond the reason (a
+    refusal's category and explanation: Anthropic's ``stop_details``), else
+    ``""``."""
 
     reason: FinishReason
     raw: str = ""
     response_model: str | None = None
     response_id: str | None = None
+    detail: str = ""
     type: Literal["finish"] = "finish"
 
 

@@ -156,10 +156,12 @@ def take_reply(ex: CallExecution, builder: ReplyBuilder) -> Msg:
                      total.output_tokens + used.output_tokens,
                      total.cached_tokens + used.cached_tokens,
                      total.reasoning_tokens + used.reasoning_tokens, total.requests + 1,
-                     total.unreported + (0 if used.input_tokens else 1))  # unknown, not 0
+                     total.unreported + (0 if used.input_tokens else 1),  # unknown, not 0
+                     total.cache_write_tokens + used.cache_write_tokens)
     memory = ex.memory  # the calls' ids unique in the conversation, not only the reply
     reply = builder.build(lambda: {b.id for m in memory if m.role == "assistant"
                                    for b in m.tool_uses})
     ex.last_finish_reason = builder.finish_reason  # (as built: ReplyBuilder.build)
+    ex.last_finish_detail = builder.finish_detail
     memory.append(reply)
     return reply

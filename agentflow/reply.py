@@ -67,6 +67,7 @@ class ReplyBuilder:
         "_text",
         "_thinking",
         "_thinking_data",
+        "finish_detail",
         "finish_reason",
         "model",
         "response_id",
@@ -85,6 +86,8 @@ class ReplyBuilder:
         """The ``logprobs`` of each text chunk that had some (joined once, in ``build``)."""
         self.tools = ToolCallAssembler()
         self.finish_reason: FinishReason = "stop"
+        self.finish_detail = ""
+        """The finish chunk's ``detail`` (the vendor's words on why it stopped)."""
         self.response_model: str | None = None
         self.response_id: str | None = None
         self.usage = _NO_USAGE  # immutable: shared until a usage chunk comes
@@ -117,6 +120,7 @@ class ReplyBuilder:
         elif chunk.type == "finish":
             self._finished = True
             self.finish_reason = chunk.reason
+            self.finish_detail = chunk.detail
             self.response_model = chunk.response_model or self.response_model
             self.response_id = chunk.response_id or self.response_id
         else:

@@ -18,7 +18,11 @@ class Usage:
     """Token usage of one or more requests. Units: tokens.
 
     ``input_tokens`` counts every prompt token (cached ones included);
-    ``cached_tokens`` the part served from a prompt cache; ``reasoning_tokens``
+    ``cached_tokens`` the part served from a prompt cache (cache reads);
+    ``cache_write_tokens`` the part written to one (cache writes, which
+    vendors bill above plain input: Anthropic's ``cache_creation_input_tokens``
+    at 1.25x or 2x, OpenRouter's ``prompt_tokens_details.cache_write_tokens``);
+    ``reasoning_tokens``
     the part of ``output_tokens`` spent thinking. ``requests`` counts model
     requests summed into this value.
 
@@ -37,6 +41,7 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     unreported: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -46,6 +51,7 @@ class Usage:
             self.reasoning_tokens + other.reasoning_tokens,
             self.requests + other.requests,
             self.unreported + other.unreported,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
     @property
@@ -63,7 +69,8 @@ class Usage:
         when it reports no prompt tokens (every request has a prompt, so a
         count of zero, or no usage chunk at all, is an unknown count)."""
         return Usage(self.input_tokens, self.output_tokens, self.cached_tokens,
-                     self.reasoning_tokens, 1, 0 if self.input_tokens else 1)
+                     self.reasoning_tokens, 1, 0 if self.input_tokens else 1,
+                     self.cache_write_tokens)
 
     def describe(self) -> str:
         """``"1234 tokens"``; ``"tokens unknown (3 requests unreported)"`` when

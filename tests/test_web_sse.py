@@ -108,7 +108,8 @@ async def test_stream_frames_ids_and_shapes(run_server: Any) -> None:
     assert final["output"] == {"name": "Ada", "email": "ada@x.org"}
     assert final["error"] is None and final["stop_reason"] == "structured_output"
     assert set(final["usage"]) == {"input_tokens", "output_tokens", "cached_tokens",
-                                   "reasoning_tokens", "requests", "unreported"}
+                                   "reasoning_tokens", "requests", "unreported",
+                                   "cache_write_tokens"}
 
 
 async def _async(value: Any) -> Any:

@@ -12,7 +12,9 @@ the standard cost" (ai.google.dev/gemini-api/docs/batch-mode).
 
 Token counts map onto the table's usage as: ``input_tokens`` (every prompt
 token, cached included) -> ``input_tokens``, ``cached_tokens`` ->
-``cache_read_tokens``, ``output_tokens`` -> ``output_tokens``.
+``cache_read_tokens``, ``cache_write_tokens`` -> ``cache_write_tokens`` (the
+table prices prompt-cache writes above plain input: Anthropic's 5-minute
+writes at 1.25x), ``output_tokens`` -> ``output_tokens``.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ def _price(table: Any, usage: Usage, model: str, provider: str | None,
            batch: bool) -> tuple[Decimal, bool]:
     """``(price, the table had a batch variant)``; raises ``LookupError``."""
     tokens = table.Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                         cache_read_tokens=usage.cached_tokens or None)
+                         cache_read_tokens=usage.cached_tokens or None,
+                         cache_write_tokens=usage.cache_write_tokens or None)
     context = {"processing": "batch"} if batch else None
     calc = table.calc_price(tokens, model, provider_id=provider, price_context=context)
     variants = getattr(calc.model, "price_variants", None) or ()
@@ -140,7 +143,8 @@ def usage_summary(model: Any, total: Usage, batch: Usage = _NONE) -> str:
         text += f" ({batch.total_tokens} in batches)"
     live = Usage(max(0, total.input_tokens - batch.input_tokens),
                  max(0, total.output_tokens - batch.output_tokens),
-                 max(0, total.cached_tokens - batch.cached_tokens))
+                 max(0, total.cached_tokens - batch.cached_tokens),
+                 cache_write_tokens=max(0, total.cache_write_tokens - batch.cache_write_tokens))
     key = price_key(model)
     cost = (estimate_cost(key[0], live, batch, provider=key[1])
             if key is not None and total.total_tokens else None)

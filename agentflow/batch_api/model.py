@@ -79,7 +79,9 @@ class BatchModel:
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions
     ) -> AsyncIterator[ModelChunk]:
         """A first turn (or any turn with ``batch_only``): the batch reply's
-        chunks; else the live reply's.
+        chunks (continued live where the wrapped model's optional
+        ``continue_batch_reply(chunks, messages, tools, options)`` gives a
+        continuation: a turn the vendor paused); else the live reply's.
 
         Raises:
             BatchRequestError: the batch request has no reply.
@@ -98,8 +100,15 @@ class BatchModel:
                 self.runner.batch_usage = self.runner.batch_usage + usages[-1]
                 if self.runner.settings.on_usage is not None:
                     self.runner.settings.on_usage(usages[-1])
-            for chunk in chunks:
-                yield chunk
+            follow = getattr(self._batch, "continue_batch_reply", None)
+            more = follow(chunks, messages, tools, options) if follow is not None else None
+            if more is None:
+                for chunk in chunks:
+                    yield chunk
+                return
+            async with self._live:  # the batch reply's turn goes on live
+                async for chunk in more:
+                    yield chunk
             return
         async with self._live:
             async for chunk in self.inner.stream(messages, tools, options):

@@ -188,7 +188,12 @@ class BatchAPI(Protocol):
 @runtime_checkable
 class BatchCapable(Protocol):
     """A ``ChatModel`` whose vendor has a batch API (optional capability; the
-    core checks ``isinstance(model, BatchCapable)``, never a vendor name)."""
+    core checks ``isinstance(model, BatchCapable)``, never a vendor name).
+
+    Optional, not a checked member: ``continue_batch_reply(chunks, messages,
+    tools, options) -> AsyncIterator[ModelChunk] | None``, a batch reply's
+    turn continued live (``chunks`` first) when the vendor paused it, else
+    ``None`` (``BatchModel.stream`` sends it under its live-request limit)."""
 
     def batch_api(self) -> BatchAPI:
         """The batch API on this model's client."""

@@ -51,7 +51,8 @@ class InputDone:
         ``from_wire`` reads it back."""
         u = self.usage
         return (self.id, self.record, (u.input_tokens, u.output_tokens, u.cached_tokens,
-                                       u.reasoning_tokens, u.requests, u.unreported),
+                                       u.reasoning_tokens, u.requests, u.unreported,
+                                       u.cache_write_tokens),
                 self.fault, self.stop, self.unreached)
 
     @classmethod

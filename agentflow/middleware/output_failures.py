@@ -63,7 +63,7 @@ def filtered(ex: CallExecution, run: OutputRun, reply: Msg) -> Finish:
     run.give_up = True
     ex.output_error = StructuredOutputError(
         f"the model refused or the vendor filtered the reply (finish reason "
-        f"{ex.last_finish_reason!r}); no output",
+        f"{ex.last_finish_reason!r}{ex.finish_said}); no output",
         raw_text=reply.text, attempts=ex.usage.requests, reason="refused",
     )
     warn_give_up(ex, ex.last_finish_reason)

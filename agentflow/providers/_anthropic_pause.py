@@ -14,12 +14,14 @@ anthropics/anthropic-sdk-csharp#230, prism-php/prism#1003).
 
 ``continued`` does it inside the model's ``stream``: the agent sees one
 reply, its text and calls as they come from each request in turn, and usage
-summed over them.
+summed over them. ``resumed`` does it for a reply already read whole (a
+Message Batches result: a batch item pauses as a live request does, and its
+turn goes on live).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -27,7 +29,7 @@ from agentflow._logging import get_logger
 from agentflow.model import ModelChunk, ThinkingDelta, Usage, UsageChunk
 from agentflow.providers._anthropic_reply import PAUSED_TURN
 
-__all__ = ["MAX_CONTINUATIONS", "continued", "continuing_messages"]
+__all__ = ["MAX_CONTINUATIONS", "continued", "continuing_messages", "resumed"]
 
 _log = get_logger("agentflow.providers")
 
@@ -80,6 +82,20 @@ async def continued(send: Send) -> AsyncIterator[ModelChunk]:
         turn = [*turn, *paused]
         if last is not None:
             spent = last if spent is None else spent + last
+
+
+def resumed(first: Sequence[ModelChunk], send: Send) -> AsyncIterator[ModelChunk] | None:
+    """The turn of a reply already read whole (``first``: its chunks, a batch
+    result's), continued by ``send`` while the API pauses it; ``None`` when
+    the reply did not pause (nothing to continue: use ``first`` as it is)."""
+    if not any(_paused(chunk) is not None for chunk in first):
+        return None
+
+    async def replay() -> AsyncIterator[ModelChunk]:
+        for chunk in first:
+            yield chunk
+
+    return continued(lambda turn: send(turn) if turn else replay())
 
 
 def continuing_messages(sent: Any, turn: list[dict[str, Any]]) -> list[Mapping[str, Any]]:

@@ -89,7 +89,7 @@ def usage_of(raw: Mapping[str, Any]) -> Usage:
     thinking = count if isinstance(count, int) and not isinstance(count, bool) else 0
     return counted(Usage(input_tokens=given + cached + written,
                          output_tokens=int(raw.get("output_tokens") or 0), cached_tokens=cached,
-                         reasoning_tokens=thinking),
+                         reasoning_tokens=thinking, cache_write_tokens=written),
                    given, written)
 
 
@@ -131,7 +131,8 @@ class StreamReader:
         elif kind == "message_delta":
             merge_usage(self.usage, data.get("usage") or {})
             yield UsageChunk(usage_of(self.usage))
-            yield from self.finish((data.get("delta") or {}).get("stop_reason"))
+            delta = data.get("delta") or {}
+            yield from self.finish(delta.get("stop_reason"), delta.get("stop_details"))
         elif kind == "message_stop":
             self.done = True
         elif kind == "error" or (kind is None and isinstance(data.get("error"), Mapping)):
@@ -204,16 +205,38 @@ class StreamReader:
             out.append(raw)
         return out
 
-    def finish(self, stop_reason: str | None) -> Iterable[ModelChunk]:
-        """The normalized finish chunk for ``stop_reason``; before it, for a
-        paused turn, its content (``PAUSED_TURN``) to send back."""
+    def finish(self, stop_reason: str | None,
+               stop_details: Any = None) -> Iterable[ModelChunk]:
+        """The normalized finish chunk for ``stop_reason`` (its ``detail``:
+        ``stop_details`` in words, ``stop_words``); before it, for a paused
+        turn, its content (``PAUSED_TURN``) to send back."""
         if stop_reason == "pause_turn":
             yield ThinkingDelta(provider_data={PAUSED_TURN: self.content()})
         if stop_reason:
             model, reply_id = self.message.get("model"), self.message.get("id")
             yield FinishChunk(STOP_REASONS.get(stop_reason, "other"), stop_reason,
                               model if isinstance(model, str) else None,
-                              reply_id if isinstance(reply_id, str) else None)
+                              reply_id if isinstance(reply_id, str) else None,
+                              stop_words(stop_details))
+
+
+def stop_words(details: Any) -> str:
+    """A refusal's ``stop_details`` in words: ``"category 'cyber': <explanation>"``
+    (either part alone when the other is ``null``; ``""`` for none or another
+    shape). Claude models that refuse end with ``stop_reason: "refusal"``,
+    often with no content at all, and say why only there
+    (anthropic-sdk-python ``types/refusal_stop_details.py``: ``type``
+    ``"refusal"``, ``category``, ``explanation``, both nullable; on the whole
+    message and on the stream's ``message_delta.delta``); read without it, the
+    refusal's error said only "finish reason 'refusal'"
+    (Oaklight/llm-rosetta#432, earendil-works/pi#5666). The explanation is
+    cut to 500 characters."""
+    if not isinstance(details, Mapping):
+        return ""
+    category, explanation = details.get("category"), details.get("explanation")
+    parts = [f"category {category!r}" if isinstance(category, str) and category else "",
+             explanation.strip()[:500] if isinstance(explanation, str) else ""]
+    return ": ".join(p for p in parts if p)
 
 
 def input_delta(index: int, given: Any, call_id: str | None = None,

@@ -24,7 +24,10 @@ Wordings recognised (each from the vendor's docs, SDK or a public report):
   length" (when it refuses instead of truncating).
 * LM Studio: "Trying to keep the first 15857 tokens when context the
   overflows. However, the model is loaded with context length of only 4096
-  tokens" (lmstudio-ai/lmstudio-bug-tracker#237, #546); llama.cpp's older
+  tokens" (lmstudio-ai/lmstudio-bug-tracker#237, #546), and mid-reply
+  "Reached context length of 32000 tokens with model (arch: gpt-oss) that
+  does not currently support mid-generation context overflow" (#1024: prompt
+  and reply together over the window); llama.cpp's older
   "the number of tokens to keep from the initial prompt is greater than the
   context length (n_keep: 13055>= n_ctx: 4096)".
 * Hugging Face TGI (Inference Endpoints, chat-ui): "Input validation error:
@@ -68,6 +71,7 @@ CONTEXT_WORDS = re.compile(
     r"input length exceeds|exceeds maximum context length|"
     r"model token limit|too many tokens in (?:the )?(?:prompt|input)|"
     r"when context the overflows|loaded with (?:a )?context length of only|"
+    r"reached context length of \d+ tokens|"
     r"tokens to keep from the initial prompt is greater than the context length|"
     r"`inputs` tokens \+ `max_new_tokens` must be <=|`inputs` must have less than \d+ tokens",
     re.I)

@@ -47,6 +47,10 @@ Copilot's chat completions: the encrypted reasoning state that comes with
 its ``reasoning_text``), sent back with the assistant turn."""
 
 _UNSET: Any = object()
+_PLAIN_ENDS = frozenset({"stop", "other"})
+_ABNORMAL_ENDS = frozenset({"length", "content_filter", "refusal", "error"})
+"""The normalized reasons a router's ``native_finish_reason`` overrides a
+plain ``stop`` with (``ChunkParser.finish``)."""
 
 class ChunkParser:
     """Folds chat-completion payloads into ``ModelChunk``s, one parser per reply.
@@ -150,7 +154,7 @@ class ChunkParser:
         if raw_finish and raw_finish != "null":
             if self._details is not None and self._details.changed:
                 out.append(self._details_chunk(self._details))
-            out.append(self.finish(raw_finish))
+            out.append(self.finish(raw_finish, choice.get("native_finish_reason")))
         return out
 
     def _chosen(self, choices: Any, kind: Any = None) -> Any:
@@ -336,9 +340,25 @@ class ChunkParser:
         seen.size += len(args)
         return args
 
-    def finish(self, raw: str) -> FinishChunk:
-        """The normalized finish chunk for the vendor's ``raw`` reason."""
+    def finish(self, raw: str, native: Any = None) -> FinishChunk:
+        """The normalized finish chunk for the vendor's ``raw`` reason.
+
+        ``native``: a router's ``native_finish_reason``, the upstream model's
+        own word next to the normalized one (OpenRouter, "Standardized finish
+        reasons", openrouter.ai/announcements/standardized-finish-reasons).
+        Routers send ``stop`` for some ends their upstream calls otherwise
+        (reVrost/go-openrouter#43: "finish_reason come back as stop, but
+        native_finish_reason vastly different"): a Gemini reply cut at
+        ``MAX_TOKENS`` or blocked for ``SAFETY``, a refusal. Read as ``stop``,
+        a cut or filtered reply passed as a complete answer; where the
+        normalized reason says only ``stop`` (or is unknown) and the native
+        one names a cut, a filter, a refusal or a failure, the native one is
+        the reply's reason (and its ``raw``)."""
         reason = finish_reason(raw)
+        if isinstance(native, str) and native and reason in _PLAIN_ENDS:
+            told = finish_reason(native)
+            if told in _ABNORMAL_ENDS:
+                reason, raw = told, native
         if self._refused:
             reason = "refusal"
         elif reason == "stop" and self._tools_seen:

@@ -200,7 +200,12 @@ def payload_error(vendor: str, payload: Mapping[str, Any]) -> ProviderError | No
     if not err:
         return None
     if not isinstance(err, Mapping):
-        return ServerError(str(err), vendor=vendor)
+        # a bare string (``{"error": "..."}``: LM Studio, llama.cpp forks) is read for
+        # a context overflow too: LM Studio answers a prompt over the loaded window
+        # so over HTTP 200 (lmstudio-ai/lmstudio-bug-tracker#2322, #546), which was
+        # retried as a server error and never said to chunk the input
+        return (context_length_error(vendor, None, str(err), None)
+                or ServerError(str(err), vendor=vendor))
     code = err.get("code")
     if isinstance(code, int) and 400 <= code < 600:
         return openai_error(vendor, code, {}, orjson.dumps({"error": dict(err)}))

@@ -64,7 +64,11 @@ def parse_usage(data: Any) -> Usage | None:
     """``Usage`` from a ``usage`` object (``prompt_tokens``, ``completion_tokens``,
     ``prompt_tokens_details.cached_tokens``, DeepSeek's
     ``prompt_cache_hit_tokens`` or Moonshot's top-level ``cached_tokens``,
-    ``completion_tokens_details.reasoning_tokens``).
+    ``completion_tokens_details.reasoning_tokens``; cache writes as OpenRouter
+    reports them, ``prompt_tokens_details.cache_write_tokens``
+    (openrouter.ai/docs/use-cases/usage-accounting), or as gateways relaying
+    Anthropic's usage do, top-level ``cache_creation_input_tokens``
+    (LiteLLM's ``Usage``)).
 
     Raises:
         ValueError, TypeError, AttributeError: counts that are not numbers, or
@@ -78,5 +82,8 @@ def parse_usage(data: Any) -> Usage | None:
     out_details = data.get("completion_tokens_details") or {}
     cached = (details.get("cached_tokens") or data.get("prompt_cache_hit_tokens")
               or data.get("cached_tokens") or 0)
+    written = (details.get("cache_write_tokens") or data.get("cache_creation_input_tokens")
+               or 0)
     reasoning = out_details.get("reasoning_tokens") or 0
-    return counted(Usage(int(prompt), int(completion), int(cached), int(reasoning)))
+    return counted(Usage(int(prompt), int(completion), int(cached), int(reasoning),
+                         cache_write_tokens=int(written)))

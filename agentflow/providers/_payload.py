@@ -87,7 +87,8 @@ def counted(usage: Usage, *parts: int) -> Usage:
     -35`` beside a total below the prompt's, 64bit/async-openai#404); taken
     as it was, it lowered every sum, cost and budget it joined."""
     if (usage.input_tokens < 0 or usage.output_tokens < 0 or usage.cached_tokens < 0
-            or usage.reasoning_tokens < 0 or any(part < 0 for part in parts)):
+            or usage.reasoning_tokens < 0 or usage.cache_write_tokens < 0
+            or any(part < 0 for part in parts)):
         return _NO_USAGE
     return usage
 

@@ -194,9 +194,9 @@ class ThinkTagParser(ChunkParser):
             else:
                 self._emit(held, out)
 
-    def finish(self, raw: str) -> FinishChunk:
+    def finish(self, raw: str, native: Any = None) -> FinishChunk:
         """As ``ChunkParser.finish``; notes a reply cut by its length limit."""
-        chunk = super().finish(raw)
+        chunk = super().finish(raw, native)
         self._cut = chunk.reason == "length"
         return chunk
 

@@ -53,7 +53,7 @@ from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ToolSpec,
 from agentflow.providers._anthropic_batch import AnthropicBatchAPI
 from agentflow.providers._anthropic_errors import VENDOR, body_error, map_error
 from agentflow.providers._anthropic_limits import rate_family, rate_limit_headers
-from agentflow.providers._anthropic_pause import continued, continuing_messages
+from agentflow.providers._anthropic_pause import continued, continuing_messages, resumed
 from agentflow.providers._anthropic_reply import StreamReader, usage_of
 from agentflow.providers._anthropic_request import (
     closed_schema,
@@ -244,11 +244,29 @@ class AnthropicChatModel(WholeReplyBatches):
         def send(turn: list[dict[str, Any]]) -> AsyncIterator[ModelChunk]:
             if not turn:
                 return super(AnthropicChatModel, self).stream(messages, tools, options)
-            sent = self.build_request(messages, tools, options, stream=True)[1]["messages"]
-            extra = {**options.extra, "messages": continuing_messages(sent, turn)}
-            return super(AnthropicChatModel, self).stream(messages, tools,
-                                                          options.with_(extra=extra))
+            return self._continuation(messages, tools, options, turn)
         return continued(send)
+
+    def continue_batch_reply(
+        self, chunks: Sequence[ModelChunk], messages: Sequence[Msg],
+        tools: Sequence[ToolSpec], options: GenerateOptions,
+    ) -> AsyncIterator[ModelChunk] | None:
+        """A batch reply's turn continued live when the API paused it
+        (``pause_turn``: a Message Batches item runs server tools as a live
+        request does, and pauses the same way), as ``stream`` continues a
+        live one: ``chunks`` (the batch reply's, ``parse_batch_reply``)
+        first, then each continuation's; ``None`` when it did not pause.
+        Read as it was, the paused turn was the input's answer, cut short
+        mid-work (its finish reason ``other``)."""
+        return resumed(chunks, lambda turn: self._continuation(messages, tools, options, turn))
+
+    def _continuation(self, messages: Sequence[Msg], tools: Sequence[ToolSpec],
+                      options: GenerateOptions,
+                      turn: list[dict[str, Any]]) -> AsyncIterator[ModelChunk]:
+        """One request continuing a paused ``turn`` (its content so far)."""
+        sent = self.build_request(messages, tools, options, stream=True)[1]["messages"]
+        extra = {**options.extra, "messages": continuing_messages(sent, turn)}
+        return super().stream(messages, tools, options.with_(extra=extra))
 
     def streams(self, options: GenerateOptions) -> bool:
         """As the base, but a reply that may take long keeps streaming when the
@@ -351,7 +369,7 @@ class AnthropicChatModel(WholeReplyBatches):
         yield UsageChunk(usage_of(data.get("usage") or {}))
         for index, block in enumerate(data.get("content") or []):
             yield from reader.block(index, block)
-        yield from reader.finish(data.get("stop_reason"))
+        yield from reader.finish(data.get("stop_reason"), data.get("stop_details"))
 
 
 def create(model_name: str, **kwargs: Any) -> AnthropicChatModel:

@@ -3,7 +3,8 @@
 provider and model; a consumer sums the entries).
 
 The accounting is the same: ``inputTokens`` counts every prompt token,
-cached ones included (``cachedInputTokens`` is part of it), and
+cached ones included (``cachedInputTokens`` and ``cacheWriteInputTokens``
+are parts of it), and
 ``reasoningTokens`` is part of ``outputTokens``. One entry: agentflow sums a
 call's requests (``Complete.usage``) without telling providers apart. No
 entry at all (``usage`` left out) when a request of the call did not report
@@ -30,4 +31,5 @@ def token_usage(usage: object) -> list[TokenUsage] | None:
     return [TokenUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                        total_tokens=usage.total_tokens,
                        reasoning_tokens=usage.reasoning_tokens or None,
-                       cached_input_tokens=usage.cached_tokens or None)]
+                       cached_input_tokens=usage.cached_tokens or None,
+                       cache_write_input_tokens=usage.cache_write_tokens or None)]

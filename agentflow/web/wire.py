@@ -66,7 +66,7 @@ optional; ``null`` where there is no value):
 ``complete``
     ``{"type", "output": any, "text": str, "stop_reason": str,
     "usage": {"input_tokens", "output_tokens", "cached_tokens",
-    "reasoning_tokens", "requests", "unreported"}, "forced_retries": int,
+    "reasoning_tokens", "requests", "unreported", "cache_write_tokens"}, "forced_retries": int,
     "validation_retries": int, "error": null|{"type", "message"}}`` — last.
     ``output`` is the validated output as JSON (``null`` if none was asked
     for); ``error`` says why an output that was asked for is missing

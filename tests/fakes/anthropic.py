@@ -31,7 +31,11 @@ Anthropic-compatible servers send it), ``start_usage`` / ``delta_usage``
 (override the usage of ``message_start`` / ``message_delta``: Anthropic-compatible
 servers send ``input_tokens: 0`` in one or the other), ``thinking_tokens``
 (``usage.output_tokens_details.thinking_tokens``, whole and in ``message_delta``:
-anthropic-sdk-python 2.10 ``types/output_tokens_details.py``).
+anthropic-sdk-python 2.10 ``types/output_tokens_details.py``), ``stop_details``
+(a refusal's ``{"type": "refusal", "category", "explanation"}``, on the whole
+message and on ``message_delta.delta``: ``types/raw_message_delta_event.py``),
+``cache_write`` (``cache_creation_input_tokens``, whole, in ``message_start``
+and in ``message_delta``).
 """
 
 from __future__ import annotations
@@ -301,7 +305,7 @@ class AnthropicFake(AnthropicBatches, FakeServer):
     def _usage(self, reply: FakeReply) -> dict[str, Any]:
         usage: dict[str, Any] = {
             "input_tokens": reply.usage[0], "output_tokens": reply.usage[1],
-            "cache_creation_input_tokens": 0,
+            "cache_creation_input_tokens": int(reply.extra.get("cache_write", 0)),
             "cache_read_input_tokens": int(reply.extra.get("cache_read", 0))}
         if "thinking_tokens" in reply.extra:
             usage["output_tokens_details"] = {"thinking_tokens": reply.extra["thinking_tokens"]}
@@ -310,7 +314,9 @@ class AnthropicFake(AnthropicBatches, FakeServer):
     def render_json(self, reply: FakeReply, body: Any) -> Any:
         return {"id": "msg_01", "type": "message", "role": "assistant", "model": body["model"],
                 "content": self._content(reply, body), "stop_reason": self._stop_reason(reply),
-                "stop_sequence": None, "usage": self._usage(reply)}
+                "stop_sequence": None, "usage": self._usage(reply),
+                **({"stop_details": reply.extra["stop_details"]}
+                   if "stop_details" in reply.extra else {})}
 
     def render_events(self, reply: FakeReply, body: Any) -> list[bytes]:
         frames = list(self._events(reply, body))
@@ -332,11 +338,14 @@ class AnthropicFake(AnthropicBatches, FakeServer):
             yield from self._block_events(index, block, reply.chunk_size,
                                           bool(reply.extra.get("input_in_start")))
         stop = None if reply.extra.get("no_finish") else self._stop_reason(reply)
-        yield sse({"type": "message_delta",
-                   "delta": {"stop_reason": stop, "stop_sequence": None},
+        delta = {"stop_reason": stop, "stop_sequence": None,
+                 **({"stop_details": reply.extra["stop_details"]}
+                    if "stop_details" in reply.extra else {})}
+        yield sse({"type": "message_delta", "delta": delta,
                    "usage": reply.extra.get("delta_usage", {
                        "output_tokens": usage["output_tokens"],
-                       **{k: usage[k] for k in ("output_tokens_details",) if k in usage}})},
+                       **{k: usage[k] for k in ("output_tokens_details",
+                                                "cache_creation_input_tokens") if k in usage}})},
                   "message_delta")
         yield sse({"type": "message_stop"}, "message_stop")
 
