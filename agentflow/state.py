@@ -164,6 +164,26 @@ class AgentState:
         return AgentState(self.memory, so_tool_active=self.so_tool_active,
                           input_ids=self.input_ids)
 
+    def __copy__(self) -> AgentState:
+        """``copy.copy``: as ``copy()`` (a new memory list, never the running call's hold)."""
+        return self.copy()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` and ``copy.deepcopy`` keep: the conversation only. The
+        hold of a call running on this state (``lock``) is that call's, not the
+        conversation's: a copy taken while a call runs (a tool's snapshot, a
+        store's) is free for the next call instead of held forever."""
+        return {"memory": self.memory, "so_tool_active": self.so_tool_active,
+                "input_ids": self.input_ids}
+
+    def __setstate__(self, data: dict[str, Any]) -> None:
+        self.memory = list(data["memory"])
+        self.so_tool_active = bool(data["so_tool_active"])
+        self.input_ids = tuple(data["input_ids"])
+        self._lock = None
+        self._busy = False
+        self.inputs_checked = None
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AgentState):
             return NotImplemented

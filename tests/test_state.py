@@ -239,3 +239,32 @@ async def test_a_second_call_waits_for_the_first_to_release():
     assert order == ["first", "second"]
     await s.acquire()  # the state is free after both
     s.release()
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+async def test_a_copy_taken_while_a_call_runs_is_free_for_the_next_call(how: str) -> None:
+    """A snapshot of a state taken while a call holds it (a tool's, a store's)
+    is the conversation, not the running call's hold: the next call on it runs
+    (it waited forever before)."""
+    import copy
+    import pickle
+
+    take = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+            "pickle": lambda s: pickle.loads(pickle.dumps(s))}[how]
+    state = AgentState([Msg.user("earlier")])
+    snapshots: list[AgentState] = []
+
+    def snapshot() -> str:
+        """Keep a copy of the conversation."""
+        snapshots.append(take(state))
+        return "kept"
+
+    model = ScriptedModel([Reply(tool_calls=[Call("snapshot", {})]), "done", "next"])
+    agent = ReActAgent("snap", model, tools=[snapshot])
+    await agent.call("go", state=state)
+    copied = snapshots[0]
+    assert copied.memory[0].text == "earlier" and copied.memory is not state.memory
+    with anyio.fail_after(10):  # a guard against the hang, not a timing: the call is instant
+        reply = await agent.call("again", state=copied)
+    assert reply.text == "next"
+    assert len(state.memory) == 5  # the original: its own call only
