@@ -12,10 +12,12 @@ Raises, for every function: ``TypeError`` for a value of the wrong type,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from typing import Any
 
-__all__ = ["check_choice", "check_flag", "check_instance", "check_int", "check_optional"]
+__all__ = ["check_choice", "check_finite", "check_flag", "check_instance", "check_int",
+           "check_optional"]
 
 
 def _got(value: Any) -> str:
@@ -35,6 +37,19 @@ def check_int(name: str, value: Any, minimum: int, *, optional: bool = False) ->
         raise TypeError(f"{name} must be {kind}, got {_got(value)}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def check_finite(name: str, value: Any, *, optional: bool = False) -> None:
+    """``value`` is a finite real number, an ``int`` or a ``float`` (not a bool;
+    ``None`` too when ``optional``): NaN and infinity are no JSON numbers, so
+    a frontend would get ``null`` or text where it reads a number."""
+    if optional and value is None:
+        return
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        kind = "a number" + (" or None" if optional else "")
+        raise TypeError(f"{name} must be {kind}, got {_got(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
 
 
 def check_flag(name: str, value: Any) -> None:
