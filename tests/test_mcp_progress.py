@@ -9,8 +9,8 @@ call nobody streams asks the server for none. The UI protocols carry them
 from __future__ import annotations
 
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
