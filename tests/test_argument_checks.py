@@ -5,6 +5,7 @@ silently (``on_invalid="raize"`` retried, ``concurrency=True`` ran)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -113,3 +114,46 @@ def test_right_arguments_are_taken() -> None:
     agent = ReActAgent("a", _model(), output=config, sys_prompt=None, max_iters=2)
     assert agent.output_config is config
     assert AgentState().memory == []
+
+
+OPTIONS: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"max_tokens": "10"}, TypeError, "options.max_tokens must be an int >= 1 or None, got '10'"),
+    ({"max_tokens": 0}, ValueError, "options.max_tokens must be >= 1, got 0"),
+    ({"max_tokens": True}, TypeError, "options.max_tokens must be an int"),
+    ({"temperature": "hot"}, TypeError, "options.temperature must be a number or None"),
+    ({"temperature": float("nan")}, ValueError, "options.temperature must be a finite number"),
+    ({"temperature": -0.5}, ValueError, "options.temperature must be >= 0, got -0.5"),
+    ({"stream": "no"}, TypeError, "options.stream must be True, False or None, got 'no'"),
+    ({"thinking": 1}, TypeError, "options.thinking must be True, False or None, got 1"),
+    ({"extra": [1]}, TypeError, "options.extra must be a mapping of request fields"),
+    ({"extra": {1: "x"}}, TypeError, "a key of options.extra must be a str, got 1"),
+    ({"tool_choice": "required"}, TypeError, "options.tool_choice must be a ToolChoice"),
+]
+
+
+@pytest.mark.parametrize(("fields", "error", "message"), OPTIONS)
+async def test_options_of_the_wrong_kind_are_refused_before_any_request(
+        fields: dict[str, Any], error: type[Exception], message: str) -> None:
+    """A ``GenerateOptions`` field of the wrong type or range is named when the
+    agent is made, and by ``generate``; it was sent to the vendor as given (a 400
+    on every request), read by its truth (``stream="no"`` streamed), dropped (a
+    NaN temperature sent as null) or met ``dict()``'s error deep in the call."""
+    from agentflow import GenerateOptions, Msg, generate
+
+    options = GenerateOptions(**fields)
+    with pytest.raises(error, match=re.escape(message)):
+        ReActAgent("a", _model(), options=options)
+    model = _model()
+    with pytest.raises(error, match=re.escape(message)):
+        await generate(model, [Msg.user("hi")], options=options)
+    assert model.requests == []
+
+
+def test_a_tool_choice_of_no_mode_is_refused() -> None:
+    from agentflow import ToolChoice
+
+    with pytest.raises(ValueError, match="ToolChoice.mode must be one of"):
+        ToolChoice("always")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="needs the tool's name"):
+        ToolChoice("specific")
+    assert ToolChoice.specific("lookup").name == "lookup"
