@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["DELIMITERS", "INVISIBLE", "SENTENCE_END", "cuts_token", "piece_spans", "pieces", "token_at"]
+__all__ = ["DELIMITERS", "INVISIBLE", "SENTENCE_END", "cuts_token", "piece_spans", "pieces",
+           "token_at"]
 
 INVISIBLE = ("".join(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if not chr(c).isspace())
              + "\u200b\ufeff")
