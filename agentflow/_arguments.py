@@ -28,6 +28,7 @@ from agentflow.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = [
     "check_choice",
+    "check_finite",
     "check_flag",
     "check_function",
     "check_instance",
@@ -88,6 +89,13 @@ def check_number(name: str, value: Any, what: str, fits: Callable[[float], bool]
         raise wrong_type(name, what, value)
     if not math.isfinite(value) or not fits(value):
         raise wrong_value(name, what, value)
+
+
+def check_finite(name: str, value: Any, *, optional: bool = False) -> None:
+    """``value`` is a finite real number, an ``int`` or a ``float`` (not a bool;
+    ``None`` too when ``optional``): NaN and infinity are no JSON numbers, so
+    a frontend would get ``null`` or text where it reads a number."""
+    check_number(name, value, "a finite number", lambda _: True, optional=optional)
 
 
 def check_flag(name: str, value: Any) -> None:

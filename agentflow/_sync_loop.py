@@ -5,6 +5,8 @@ coroutine there and blocks the calling thread for its result."""
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
@@ -19,6 +21,8 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_thread: threading.Thread | None = None
+_EXIT_WAIT = 10.0
+"""Seconds the interpreter's exit waits at most for the worker loop's closers."""
 
 
 def _worker() -> asyncio.AbstractEventLoop:
@@ -32,7 +36,21 @@ def _worker() -> asyncio.AbstractEventLoop:
                                       daemon=True)
             thread.start()
             _loop, _loop_thread = loop, thread
+            atexit.register(_finish, loop)
         return _loop
+
+
+def _finish(loop: asyncio.AbstractEventLoop) -> None:
+    """At the interpreter's exit, finish the worker loop's async generators (each
+    model's HTTP session closer, ``providers._loop_sessions``), as ``asyncio.run``
+    does at the end of its loop: a script that used ``call_sync`` and never
+    closed its agent exits without "Unclosed client session" / "Unclosed
+    connector" warnings and closes its pooled connections. Bounded by
+    ``_EXIT_WAIT``, so a hung close never keeps the interpreter from exiting."""
+    if loop.is_closed() or not loop.is_running():
+        return
+    with contextlib.suppress(Exception):  # exiting: nothing left to tell
+        asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(_EXIT_WAIT)
 
 
 def _wait(future: Future[T]) -> T:

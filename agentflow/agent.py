@@ -34,6 +34,7 @@ from agentflow.model import (
     ToolSpec,
     resolve_model,
 )
+from agentflow.model_options import check_options
 from agentflow.output.config import OutputConfig
 from agentflow.output.examples import Example
 from agentflow.output.strategies import OutputStrategy, StrategyName
@@ -139,6 +140,8 @@ class ReActAgent:
         check_int("stream_retries", stream_retries, 0)
         check_optional("sys_prompt", sys_prompt, str, "a str")
         check_optional("options", options, GenerateOptions, "a GenerateOptions")
+        if options is not None:
+            check_options(options)
         check_optional("output", output, OutputConfig, "an OutputConfig")
         check_optional("telemetry", telemetry, Telemetry, "a Telemetry")
         check_list("middleware", middleware, "Middleware", single=Middleware)

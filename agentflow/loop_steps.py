@@ -31,6 +31,8 @@ from agentflow.grounding.marker import Grounded
 from agentflow.input_checks import check_call_inputs
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import WAITING_CALLS, Act, Decision, hooks_for
+from agentflow.output.examples import check_example_list
+from agentflow.output.strategies import as_strategy
 from agentflow.state import AgentState
 
 if TYPE_CHECKING:
@@ -92,12 +94,19 @@ async def open_call(
     Raises:
         InvalidInputError / UnsupportedInputError: a bad message (none at
             all, nor one in the state's memory).
-        SchemaError / InvalidExampleError: the output cannot be asked for.
+        SchemaError / InvalidExampleError: the output cannot be asked for (bad
+            ``examples`` also when it asks for none).
+        UsageError: ``strategy`` is no output strategy (also when it asks for none).
     """
     inputs = coerce_input(msg)
     check_optional("state", state, AgentState, "an AgentState")
     if ground is not None:
         check_instance("ground", ground, (bool, Grounded), "True, False, a Grounded() or None")
+    if output is None:  # what shapes an output is checked for a call that asks for none too
+        if strategy is not None:
+            as_strategy(strategy)
+        if examples is not None:
+            check_example_list(examples)
     if state is None:
         state = AgentState()
     if not inputs and not state.memory:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from agentflow._arguments import check_finite, check_instance, check_int, check_optional
 from agentflow._slots_init import slot_init
 
 __all__ = [
@@ -17,9 +18,11 @@ __all__ = [
     "ToolChoice",
     "ToolChoiceMode",
     "ToolSpec",
+    "check_options",
 ]
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "specific"]
+_MODES = frozenset(("auto", "none", "required", "specific"))
 NativeOutput: TypeAlias = Literal["json_schema", "json_object"]
 
 
@@ -40,6 +43,14 @@ class ToolChoice:
     AUTO: ClassVar[ToolChoice]
     NONE: ClassVar[ToolChoice]
     REQUIRED: ClassVar[ToolChoice]
+
+    def __post_init__(self) -> None:
+        if self.mode not in _MODES:
+            raise ValueError(f"ToolChoice.mode must be one of 'auto', 'none', 'required', "
+                             f"'specific', got {self.mode!r}")
+        if self.mode == "specific" and (not isinstance(self.name, str) or not self.name):
+            raise TypeError(f"ToolChoice('specific') needs the tool's name (a str), got "
+                            f"{self.name!r}")
 
     @staticmethod
     def specific(name: str) -> ToolChoice:
@@ -126,3 +137,31 @@ class GenerateOptions:
     def with_(self, **changes: Any) -> GenerateOptions:
         """A copy with ``changes`` applied."""
         return replace(self, **changes)
+
+
+def check_options(options: GenerateOptions, name: str = "options") -> None:
+    """Check the fields of ``options`` a caller set (``ReActAgent(options=...)``,
+    ``generate``): each is ``None`` or of its type, ``max_tokens`` >= 1 and
+    ``temperature`` a finite number >= 0. Without the check a wrong value went
+    to the vendor as given (``max_tokens="10"``, ``temperature="hot"``: a 400 on
+    every request), was read by its truth (``stream="no"`` streamed), was
+    dropped (a NaN temperature sent as ``null``) or met Python's own error deep
+    inside (``extra=[1]``).
+
+    Raises:
+        TypeError: a field of the wrong type, named (``options.max_tokens``).
+        ValueError: ``max_tokens`` < 1, or a ``temperature`` below 0 or not finite.
+    """
+    check_instance(name, options, GenerateOptions, "a GenerateOptions")
+    check_optional(f"{name}.tool_choice", options.tool_choice, ToolChoice, "a ToolChoice")
+    check_optional(f"{name}.response_format", options.response_format, ResponseFormat,
+                   "a ResponseFormat")
+    check_int(f"{name}.max_tokens", options.max_tokens, 1, optional=True)
+    check_finite(f"{name}.temperature", options.temperature, optional=True)
+    if options.temperature is not None and options.temperature < 0:
+        raise ValueError(f"{name}.temperature must be >= 0, got {options.temperature}")
+    for flag in ("parallel_tool_calls", "thinking", "stream", "logprobs"):
+        check_optional(f"{name}.{flag}", getattr(options, flag), bool, "True, False")
+    check_instance(f"{name}.extra", options.extra, Mapping, "a mapping of request fields")
+    for key in options.extra:
+        check_instance(f"a key of {name}.extra", key, str, "a str")

@@ -9,8 +9,9 @@ contract, with the literal types its fields use.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
+from agentflow._arguments import check_choice, check_flag, check_int
 from agentflow.media.tokens import MediaTokens
 from agentflow.media.types import Modality
 from agentflow.model_options import NativeOutput, ToolChoiceMode
@@ -144,11 +145,14 @@ class ModelProfile:
     inline_thinking: InlineThinking | None = None
     cumulative_stream_deltas: bool | None = None
 
+    def __post_init__(self) -> None:
+        _check(self)
+
     def with_(self, **changes: Any) -> ModelProfile:
         """A copy with ``changes`` applied (the set fields may be any iterable)."""
         for name in ("tool_choice_modes", "input_modalities", "url_input_modalities",
                      "image_media_types"):
-            if name in changes:
+            if name in changes and not isinstance(changes[name], str):  # one str: refused
                 changes[name] = frozenset(changes[name])
         return replace(self, **changes)
 
@@ -166,3 +170,45 @@ class ModelProfile:
         return not (
             forced and not self.forced_tool_choice_with_thinking and self.thinking_active(options)
         )
+
+
+_FLAGS = ("supports_tools", "native_output_with_tools", "supports_thinking", "thinking_default",
+          "forced_tool_choice_with_thinking", "parallel_tool_calls_flag", "substring_grammar",
+          "token_logprobs", "native_schema_in_prompt")
+_COUNTS = ("concurrent_requests", "context_window", "max_output_tokens", "max_image_bytes",
+           "max_document_bytes", "max_inline_bytes", "max_document_pages", "items_per_chunk")
+_SETS = ("tool_choice_modes", "input_modalities", "url_input_modalities", "image_media_types")
+
+
+def _check(profile: ModelProfile) -> None:
+    """``ModelProfile``'s own check of its fields, named as ``ModelProfile.<field>``:
+    a flag is a bool, a count an int >= 1 or ``None``, a literal one of its
+    values; a set field given as a list or tuple is kept as a frozenset. A wrong
+    value was taken and met Python's own error inside a call (``KeyError:
+    'xml'`` for a dialect, ``str // int`` for a context window of ``"8k"``) or
+    was read by its truth (``supports_tools="no"`` offered tools).
+
+    Raises:
+        TypeError / ValueError: as ``agentflow._arguments``.
+    """
+    for name in _FLAGS:
+        check_flag(f"ModelProfile.{name}", getattr(profile, name))
+    if profile.cumulative_stream_deltas is not None:
+        check_flag("ModelProfile.cumulative_stream_deltas", profile.cumulative_stream_deltas)
+    for name in _COUNTS:
+        check_int(f"ModelProfile.{name}", getattr(profile, name), 1, optional=True)
+    check_choice("ModelProfile.schema_dialect", profile.schema_dialect, get_args(SchemaDialect))
+    if profile.native_output is not None:
+        check_choice("ModelProfile.native_output", profile.native_output, get_args(NativeOutput))
+    if profile.inline_thinking is not None:
+        check_choice("ModelProfile.inline_thinking", profile.inline_thinking,
+                     get_args(InlineThinking))
+    for name in _SETS:
+        value = getattr(profile, name)
+        if not isinstance(value, frozenset):
+            if isinstance(value, str) or not isinstance(value, set | list | tuple):
+                raise TypeError(f"ModelProfile.{name} must be a set of str, got "
+                                f"{type(value).__name__}")
+            object.__setattr__(profile, name, frozenset(value))  # frozen: its own field
+    for mode in profile.tool_choice_modes:
+        check_choice("a mode of ModelProfile.tool_choice_modes", mode, get_args(ToolChoiceMode))

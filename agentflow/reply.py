@@ -37,6 +37,7 @@ from agentflow.model import (
     ToolSpec,
     Usage,
 )
+from agentflow.model_options import check_options
 from agentflow.tool_call_assembler import ToolCallAssembler, parse_arguments
 
 __all__ = ["ModelResponse", "ReplyBuilder", "ToolCallAssembler", "fold_stream", "generate",
@@ -233,8 +234,12 @@ async def generate(
     Raises:
         UnsupportedInputError: an image or document block the model's profile
             does not accept (before the request).
+        TypeError / ValueError: an option of the wrong type or out of range
+            (``check_options``, before the request).
         ProviderError: as ``model.stream`` does.
     """
+    if options is not None:
+        check_options(options)
     check_inputs(messages, model.profile, model.model_name)
     builder = ReplyBuilder(model.model_name)
     async for chunk in model.stream(messages, tools, options or GenerateOptions()):

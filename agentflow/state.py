@@ -15,6 +15,7 @@ its whole run); calls with separate states run fully in parallel.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ import anyio
 import orjson
 
 from agentflow._clean_text import json_bytes
-from agentflow.errors import InvalidStateError
+from agentflow.errors import InvalidStateError, UsageError
 from agentflow.messages import Msg, msg_from_dict, msg_to_dict
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ class AgentState:
             (``agentflow.input_checks``; not persisted).
     """
 
-    __slots__ = ("_busy", "_lock", "input_ids", "inputs_checked", "memory", "so_tool_active")
+    __slots__ = ("_busy", "_holder_loop", "_lock", "input_ids", "inputs_checked", "memory",
+                 "so_tool_active")
 
     def __init__(self, memory: Iterable[Msg] = (), *, so_tool_active: bool = False,
                  input_ids: Iterable[str] = ()) -> None:
@@ -59,6 +61,7 @@ class AgentState:
         self.input_ids: tuple[str, ...] = tuple(input_ids)
         self._lock: anyio.Semaphore | None = None
         self._busy = False
+        self._holder_loop: asyncio.AbstractEventLoop | None = None
         self.inputs_checked: CheckedPrefix | None = None
 
     @property
@@ -80,18 +83,34 @@ class AgentState:
         Uncontended (the common case: a fresh state per call), it neither
         creates the lock nor waits a loop iteration; only a second call on a
         held state creates ``lock`` and waits on it.
+
+        Raises:
+            UsageError: a call on another event loop (another thread's
+                ``asyncio.run``, ``call_sync``'s worker loop) holds the state;
+                the lock cannot wake a waiter on a second loop, so the call
+                waited forever before.
         """
+        loop = asyncio.get_running_loop()
         if self._lock is None:
             if not self._busy:
-                self._busy = True
+                self._busy, self._holder_loop = True, loop
                 return
         else:
             try:
                 self._lock.acquire_nowait()
+                self._holder_loop = loop
                 return
             except anyio.WouldBlock:
                 pass
+        if self._holder_loop is not None and self._holder_loop is not loop:
+            raise UsageError(
+                "this AgentState is held by a call running on another event loop (another "
+                "thread's asyncio.run, or call_sync's worker loop), which cannot hand it to "
+                "this one: make every call of a conversation from one loop (call_sync from "
+                "each thread does), or give each thread its own state (a store's, "
+                "agentflow.web.store)")
         await self.lock.acquire()
+        self._holder_loop = loop
 
     def release(self) -> None:
         """Give the state back (``acquire``'s pair; wakes a waiting call)."""
@@ -163,6 +182,27 @@ class AgentState:
         """A new state with the same memory and flags (no lock shared)."""
         return AgentState(self.memory, so_tool_active=self.so_tool_active,
                           input_ids=self.input_ids)
+
+    def __copy__(self) -> AgentState:
+        """``copy.copy``: as ``copy()`` (a new memory list, never the running call's hold)."""
+        return self.copy()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` and ``copy.deepcopy`` keep: the conversation only. The
+        hold of a call running on this state (``lock``) is that call's, not the
+        conversation's: a copy taken while a call runs (a tool's snapshot, a
+        store's) is free for the next call instead of held forever."""
+        return {"memory": self.memory, "so_tool_active": self.so_tool_active,
+                "input_ids": self.input_ids}
+
+    def __setstate__(self, data: dict[str, Any]) -> None:
+        self.memory = list(data["memory"])
+        self.so_tool_active = bool(data["so_tool_active"])
+        self.input_ids = tuple(data["input_ids"])
+        self._lock = None
+        self._busy = False
+        self._holder_loop = None
+        self.inputs_checked = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AgentState):

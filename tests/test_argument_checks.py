@@ -5,6 +5,7 @@ silently (``on_invalid="raize"`` retried, ``concurrency=True`` ran)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -231,3 +232,116 @@ def test_settings_objects_name_a_wrong_argument_the_same_way(
     with pytest.raises(error) as info:
         make()
     assert str(info.value) == message
+OPTIONS: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"max_tokens": "10"}, TypeError, "options.max_tokens must be an int >= 1 or None, got '10'"),
+    ({"max_tokens": 0}, ValueError, "options.max_tokens must be an int >= 1 or None, got 0 (int)"),
+    ({"max_tokens": True}, TypeError, "options.max_tokens must be an int"),
+    ({"temperature": "hot"}, TypeError, "options.temperature must be a finite number or None"),
+    ({"temperature": float("nan")}, ValueError, "options.temperature must be a finite number"),
+    ({"temperature": -0.5}, ValueError, "options.temperature must be >= 0, got -0.5"),
+    ({"stream": "no"}, TypeError, "options.stream must be True, False or None, got 'no'"),
+    ({"thinking": 1}, TypeError, "options.thinking must be True, False or None, got 1"),
+    ({"extra": [1]}, TypeError, "options.extra must be a mapping of request fields"),
+    ({"extra": {1: "x"}}, TypeError, "a key of options.extra must be a str, got 1"),
+    ({"tool_choice": "required"}, TypeError, "options.tool_choice must be a ToolChoice"),
+]
+
+
+@pytest.mark.parametrize(("fields", "error", "message"), OPTIONS)
+async def test_options_of_the_wrong_kind_are_refused_before_any_request(
+        fields: dict[str, Any], error: type[Exception], message: str) -> None:
+    """A ``GenerateOptions`` field of the wrong type or range is named when the
+    agent is made, and by ``generate``; it was sent to the vendor as given (a 400
+    on every request), read by its truth (``stream="no"`` streamed), dropped (a
+    NaN temperature sent as null) or met ``dict()``'s error deep in the call."""
+    from agentflow import GenerateOptions, Msg, generate
+
+    options = GenerateOptions(**fields)
+    with pytest.raises(error, match=re.escape(message)):
+        ReActAgent("a", _model(), options=options)
+    model = _model()
+    with pytest.raises(error, match=re.escape(message)):
+        await generate(model, [Msg.user("hi")], options=options)
+    assert model.requests == []
+
+
+def test_a_tool_choice_of_no_mode_is_refused() -> None:
+    from agentflow import ToolChoice
+
+    with pytest.raises(ValueError, match=r"ToolChoice\.mode must be one of"):
+        ToolChoice("always")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="needs the tool's name"):
+        ToolChoice("specific")
+    assert ToolChoice.specific("lookup").name == "lookup"
+
+
+PROFILES: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"schema_dialect": "xml"}, ValueError, "ModelProfile.schema_dialect must be one of 'plain'"),
+    ({"supports_tools": "no"}, TypeError, "ModelProfile.supports_tools must be True or False"),
+    ({"context_window": "8k"}, TypeError, "ModelProfile.context_window must be an int >= 1 or "
+                                          "None, got '8k'"),
+    ({"context_window": 0}, ValueError, "ModelProfile.context_window must be an int >= 1 or None, got 0 (int)"),
+    ({"native_output": "yes"}, ValueError, "ModelProfile.native_output must be one of"),
+    ({"tool_choice_modes": {"auto", "always"}}, ValueError,
+     "a mode of ModelProfile.tool_choice_modes must be one of"),
+    ({"input_modalities": "text"}, TypeError, "ModelProfile.input_modalities must be a set of str"),
+    ({"cumulative_stream_deltas": 1}, TypeError, "ModelProfile.cumulative_stream_deltas must be"),
+]
+
+
+@pytest.mark.parametrize(("fields", "error", "message"), PROFILES)
+def test_a_profile_field_of_the_wrong_kind_is_named_where_it_is_made(
+        fields: dict[str, Any], error: type[Exception], message: str) -> None:
+    """A profile (``ModelProfile(...)``, ``profile.with_(...)``) refuses a value of
+    the wrong type or range, naming the field; it met ``KeyError: 'xml'`` in the
+    call, ``str // int`` in every record of a batch, or was read by its truth."""
+    from agentflow import ModelProfile
+
+    with pytest.raises(error, match=re.escape(message)):
+        ModelProfile(**fields)
+    with pytest.raises(error, match=re.escape(message)):
+        ModelProfile().with_(**fields)
+
+
+def test_a_profile_set_given_as_a_list_is_kept_as_a_frozenset() -> None:
+    from agentflow import ModelProfile
+
+    profile = ModelProfile(tool_choice_modes=["auto", "none"], image_media_types=("image/png",))
+    assert profile.tool_choice_modes == frozenset({"auto", "none"})
+    assert profile.image_media_types == frozenset({"image/png"})
+    assert profile == ModelProfile().with_(tool_choice_modes={"auto", "none"},
+                                           image_media_types={"image/png"})
+
+
+@pytest.mark.parametrize("fields", [{"case_sensitive": "false"}, {"whole_tokens": 1},
+                                    {"longest": None}, {"clean": "yes"}])
+def test_a_grounded_flag_that_is_no_bool_is_refused(fields: dict[str, Any]) -> None:
+    """``Grounded(case_sensitive="false")`` was case-sensitive (a str is true);
+    every flag of the marker is a bool or a ``TypeError`` naming it."""
+    from agentflow import Grounded
+
+    [name] = fields
+    with pytest.raises(TypeError, match=re.escape(f"Grounded.{name} must be True or False")):
+        Grounded(**fields)
+
+
+@pytest.mark.parametrize(("arguments", "error", "message"), [
+    ({"strategy": "bogus"}, "UsageError", "strategy='bogus' is not an output strategy"),
+    ({"strategy": 5}, "UsageError", "strategy=5 is not an output strategy"),
+    ({"examples": "abc"}, "InvalidExampleError", "examples must be a list of Example, got str"),
+    ({"examples": [5]}, "InvalidExampleError", "examples[0] is a int; expected Example("),
+])
+async def test_a_call_without_an_output_still_names_a_bad_strategy_or_examples(
+        arguments: dict[str, Any], error: str, message: str) -> None:
+    """``call(msg, strategy="bogus")`` without an output type ran (the value was
+    never looked at), while the same call with one raised: a misuse is one in
+    both. A valid strategy stays accepted (the web helpers pass theirs)."""
+    model = _model()
+    agent = ReActAgent("a", model)
+    with pytest.raises(Exception, match=re.escape(message)) as info:
+        await agent.call("hi", **arguments)
+    assert type(info.value).__name__ == error
+    with pytest.raises(Exception, match=re.escape(message)):
+        [e async for e in agent.stream("hi", **arguments)]
+    assert model.requests == []
+    assert (await agent.call("hi", strategy="tool")).text == '{"title": null}'

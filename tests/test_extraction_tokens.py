@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from agentflow.grounding.tokens import (
     DELIMITERS,
+    INVISIBLE,
     SENTENCE_END,
     cuts_token,
     piece_spans,
@@ -39,7 +40,22 @@ def test_delimiters_are_pieces_of_their_own() -> None:
     text = "a(b)[c]{d}<e>\"f\"'g'`h`,i;j"
     assert pieces(text) == ["a", "(", "b", ")", "[", "c", "]", "{", "d", "}", "<", "e", ">",
                             '"', "f", '"', "'", "g", "'", "`", "h", "`", ",", "i", ";", "j"]
-    assert set(DELIMITERS) == set("()[]{}<>\"'`,;") and set(SENTENCE_END) == set(".:!?")
+    assert set(DELIMITERS) == set("()[]{}<>\"'`,;" + INVISIBLE)
+    assert set(SENTENCE_END) == set(".:!?")
+
+
+def test_control_characters_and_zero_width_spaces_end_a_token() -> None:
+    """A NUL, an escape or DEL (a PDF's or a log's text), a zero-width space or a
+    BOM between words parts them as a space does: the value next to one is a
+    whole token (a name beside a NUL was refused as cutting ``Ann\\x00``).
+    A soft hyphen and U+FFFD stay inside the word they are in."""
+    for mark in ("\x00", "\x01", "\x1b", "\x7f", "\x9b", "\u200b", "\ufeff"):
+        text = f"x{mark}Ann{mark}Lee."
+        assert pieces(text) == ["x", mark, "Ann", mark, "Lee", "."], repr(mark)
+        assert not cuts_token(text, 2, 5)
+    for inner in ("\xad", "\ufffd"):
+        assert pieces(f"Ann{inner}ette") == [f"Ann{inner}ette"]
+    assert all(not c.isspace() for c in INVISIBLE)
 
 
 def test_cuts_token_at_the_document_s_start_end_and_inside() -> None:
@@ -68,3 +84,22 @@ def test_pieces_cover_the_text_and_agree_with_cuts_token(text: str) -> None:
     for i in range(len(text) + 1):
         for j in range(i + 1, len(text) + 1):
             assert cuts_token(text, i, j) == (i not in bounds or j not in bounds)
+
+
+async def test_a_value_beside_a_control_character_is_extracted() -> None:
+    """Through ``extract_many``: a document whose words a NUL or a zero-width
+    space parts gives its value, grounded and located (it failed as a cut token)."""
+    from pydantic import BaseModel
+
+    from agentflow import extract_many
+    from agentflow.testing import Call, FunctionModel, Reply
+
+    class Person(BaseModel):
+        name: str
+
+    model = FunctionModel(lambda request: Reply(tool_calls=[Call("generate_response",
+                                                                 {"name": "Ann Lee"})]))
+    texts = [("nul", "Name:\x00Ann Lee\x00\x00"), ("zwsp", "Name:\u200bAnn Lee\u200b")]
+    results = [r async for r in extract_many(model, texts, Person)]
+    assert [(r.id, r.ok, r.spans) for r in results] == [
+        ("nul", True, {"name": [(6, 13)]}), ("zwsp", True, {"name": [(6, 13)]})]

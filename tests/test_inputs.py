@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import hashlib
 import io
 import os
 import sys
@@ -127,6 +128,9 @@ def test_binary_stdin_is_refused_like_a_binary_file(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(elf)))
     (doc,) = iter_documents(["-"])
     assert doc.problem is not None and "binary" in doc.problem
+    # its id is the input's own, as a readable stdin's (``-#`` and the digest of its
+    # bytes, the documented form), never a bare ``-`` shared by every unreadable stdin
+    assert doc.id == f"-#{hashlib.sha1(elf).hexdigest()[:12]}"
 
 
 def test_errors_name_the_problem(tmp_path: Path) -> None:

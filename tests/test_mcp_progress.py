@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -82,6 +84,31 @@ async def test_a_python_tool_reports_its_progress() -> None:
     kinds = [type(e).__name__ for e in tool_events(events)]
     assert kinds == ["ToolUse", "ToolUse", *["ToolProgress"] * 3, "ToolResult", "ToolResult"]
     report_progress(1)  # outside a tool run: nothing to report to, no error
+
+
+@pytest.mark.parametrize(("args", "error", "named"), [
+    (("half",), TypeError, "progress"), ((None,), TypeError, "progress"),
+    ((True,), TypeError, "progress"), ((float("nan"),), ValueError, "progress"),
+    ((1, float("inf")), ValueError, "total"), ((1, "10"), TypeError, "total"),
+    ((1, 10, 3), TypeError, "message")])
+async def test_a_progress_that_is_no_number_is_the_tools_error_not_a_frame(
+        args: tuple[Any, ...], error: type[Exception], named: str) -> None:
+    """A report a frontend cannot read as numbers (text, ``None``, NaN, infinity:
+    ``null`` on the wire) is refused where it is made, naming the argument; it
+    was streamed to the client as it was."""
+    with pytest.raises(error, match=named):
+        report_progress(*args)  # outside a tool run too: a misuse is one everywhere
+
+    def work() -> str:
+        """Work, reporting badly."""
+        report_progress(*args)
+        return "worked"
+
+    model = ScriptedModel([Reply(tool_calls=[Call("work", {})]), "done"])
+    events = [e async for e in ReActAgent("w", model, tools=[work]).stream("Work")]
+    assert not [e for e in events if isinstance(e, ToolProgress)]
+    result = model.requests[1].messages[-1].tool_results[0]
+    assert result.is_error and named in result.output
 
 
 def copy_then_answer(request: RecordedRequest) -> Reply | str:

@@ -174,7 +174,7 @@ def test_whole_token_chunks_escape_and_keep_tokens_whole() -> None:
     source = 'pkg (2:1.5.2-1) unstable; -- Zoë "Z" <z@x.org>\tC:\\x\x01 東京.'
     assert chunks(source, whole_tokens=True) == [
         "pkg", " ", "(", "2:1.5.2-1", ")", " ", "unstable", ";", " ", "--", " ", "Zoë", " ",
-        '\\"', "Z", '\\"', " ", "<", "z@x.org", ">", "\\t", "C:\\\\x\\u0001", " ", "東京", "."]
+        '\\"', "Z", '\\"', " ", "<", "z@x.org", ">", "\\t", "C:\\\\x", "\\u0001", " ", "東京", "."]
 
 
 def test_one_source_terminal_per_granularity_in_use() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -50,6 +52,23 @@ def test_json_schema_files(tmp_path: Path) -> None:
         load_schema(str(tmp_path / "bad.json"))
     with pytest.raises(SetupError, match="does not exist"):
         load_schema(str(tmp_path / "none.json"))
+
+
+@pytest.mark.parametrize("name", ["schema.py", "schema.json"])
+def test_a_schema_path_that_is_no_file_says_what_it_is(tmp_path: Path, name: str) -> None:
+    """A directory named like a schema file is named a directory (a module's was
+    said not to exist), a pipe a pipe (a JSON one was "does not exist or is not
+    a file")."""
+    ref = f"{tmp_path / name}:C" if name.endswith(".py") else str(tmp_path / name)
+    with pytest.raises(SetupError, match=re.escape(f"'{tmp_path / name}' does not exist") + "$"):
+        load_schema(ref)
+    (tmp_path / name).mkdir()
+    with pytest.raises(SetupError, match=r"is a directory, not a file$"):
+        load_schema(ref)
+    (tmp_path / name).rmdir()
+    os.mkfifo(tmp_path / name)
+    with pytest.raises(SetupError, match=r"is not a regular file \(a pipe"):
+        load_schema(ref)
 
 
 def test_a_schema_file_never_shadows_an_imported_module(tmp_path: Path) -> None:

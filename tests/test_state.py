@@ -239,3 +239,71 @@ async def test_a_second_call_waits_for_the_first_to_release():
     assert order == ["first", "second"]
     await s.acquire()  # the state is free after both
     s.release()
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+async def test_a_copy_taken_while_a_call_runs_is_free_for_the_next_call(how: str) -> None:
+    """A snapshot of a state taken while a call holds it (a tool's, a store's)
+    is the conversation, not the running call's hold: the next call on it runs
+    (it waited forever before)."""
+    import copy
+    import pickle
+
+    take = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+            "pickle": lambda s: pickle.loads(pickle.dumps(s))}[how]
+    state = AgentState([Msg.user("earlier")])
+    snapshots: list[AgentState] = []
+
+    def snapshot() -> str:
+        """Keep a copy of the conversation."""
+        snapshots.append(take(state))
+        return "kept"
+
+    model = ScriptedModel([Reply(tool_calls=[Call("snapshot", {})]), "done", "next"])
+    agent = ReActAgent("snap", model, tools=[snapshot])
+    await agent.call("go", state=state)
+    copied = snapshots[0]
+    assert copied.memory[0].text == "earlier" and copied.memory is not state.memory
+    with anyio.fail_after(10):  # a guard against the hang, not a timing: the call is instant
+        reply = await agent.call("again", state=copied)
+    assert reply.text == "next"
+    assert len(state.memory) == 5  # the original: its own call only
+
+
+def test_a_state_held_by_a_call_on_another_loop_is_a_usage_error_not_a_hang() -> None:
+    """A thread's ``asyncio.run`` holds a state while another loop's call (another
+    thread's, ``call_sync``'s worker) asks for it: the lock cannot wake a waiter
+    on a second loop, so that call waited forever; it is told instead, and the
+    state serves the next call once the first ended."""
+    import asyncio
+    import threading
+
+    from agentflow.errors import UsageError
+
+    holding, done = threading.Event(), threading.Event()
+
+    def hold() -> str:
+        """Hold the conversation until told."""
+        holding.set()
+        done.wait(60)  # a guard, not a timing: the main thread sets it
+        return "held"
+
+    state = AgentState()
+    model = ScriptedModel([Reply(tool_calls=[Call("hold", {})]), "first", "second", "third"])
+    agent = ReActAgent("loops", model, tools=[hold])
+    results: list[str] = []
+    first = threading.Thread(target=lambda: results.append(
+        asyncio.run(agent.call("one", state=state)).text))
+    first.start()
+    assert holding.wait(60)
+    try:
+        with pytest.raises(UsageError, match="held by a call running on another event loop"):
+            asyncio.run(agent.call("two", state=state))
+        with pytest.raises(UsageError, match="another event loop"):
+            agent.call_sync("two", state=state)
+    finally:
+        done.set()
+        first.join(60)
+    assert results == ["first"]
+    assert agent.call_sync("three", state=state).text == "second"  # free again, any loop
+    assert [m.text for m in state.memory if m.role == "user"] == ["one", "three"]

@@ -191,3 +191,29 @@ def test_a_script_using_call_sync_exits() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "hello"
+
+
+async def test_a_script_that_never_closes_its_agent_exits_without_unclosed_warnings() -> None:
+    """``call_sync`` on a vendor model, then exit without ``close()``: the worker
+    loop's HTTP session is closed at the interpreter's exit, as ``asyncio.run``
+    closes its loop's; it was dropped open ("Unclosed client session",
+    "Unclosed connector" on stderr, the pooled sockets left to the GC)."""
+    import subprocess
+    import sys
+
+    from tests.fakes.base import FakeReply
+    from tests.fakes.openai import OpenAIFake
+
+    async with OpenAIFake() as fake:
+        fake.default = lambda body: FakeReply(text="hello")
+        script = (
+            "from agentflow import ReActAgent\n"
+            "from agentflow.providers.registry import get_model\n"
+            f"model = get_model('openai:gpt-4o-mini', base_url={fake.url!r}, api_key='k')\n"
+            "print(ReActAgent('t', model).call_sync('hi').text)\n"
+        )
+        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", script],
+                                       capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "hello"
+    assert "Unclosed" not in done.stderr, done.stderr

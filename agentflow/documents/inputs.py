@@ -124,7 +124,8 @@ def document_of(raw: bytes, path: Path, fmt: str,
     the limit.
 
     Raises:
-        Unusable: binary plain text.
+        Unusable: binary plain text (standard input's is a failed document,
+            its id ``-#`` and its bytes' digest, as a readable one's).
     """
     name = "" if str(path) == "-" else str(path)
     kind: DocumentKind = (sniff_kind(raw[:1024], name) if fmt == "auto" else
@@ -134,6 +135,8 @@ def document_of(raw: bytes, path: Path, fmt: str,
         if kind == "text":
             text = decode_text(raw, name=name)
             if text is None:
+                if not name:  # standard input: identified by its bytes, as when readable
+                    return failed_document(Unusable(f"{path}: binary file, not text"), doc_id)
                 raise Unusable(f"{path}: binary file, not text")
             _check_chars(name or "-", text, budget)
             return Document(name or f"-#{_digest(text)}", text)

@@ -62,7 +62,7 @@ def load_module(ref: str) -> ModuleType:
     if ref.endswith(".py") or "/" in ref:
         path = Path(ref)
         if not path.is_file():
-            raise SetupError(f"schema file {ref!r} does not exist")
+            raise _not_a_file(ref, path)
         name = path.stem
         folder = str(path.resolve().parent)
         if folder not in sys.path:  # its sibling modules import, as beside a script run
@@ -87,11 +87,21 @@ def load_module(ref: str) -> ModuleType:
         raise _import_failure(ref, exc) from None
 
 
+def _not_a_file(shown: str, path: Path) -> SetupError:
+    """The error for a schema path that is no regular file, saying what it is."""
+    if path.is_dir():
+        return SetupError(f"schema file {shown!r} is a directory, not a file")
+    if path.exists():
+        return SetupError(f"schema file {shown!r} is not a regular file (a pipe, a socket "
+                          "or a device)")
+    return SetupError(f"schema file {shown!r} does not exist")
+
+
 def _from_json_schema(path: Path) -> Any:
     from agentflow.output.json_schema import json_schema_output
 
     if not path.is_file():
-        raise SetupError(f"schema file {str(path)!r} does not exist or is not a file")
+        raise _not_a_file(str(path), path)
     if path.stat().st_size > MAX_SCHEMA_FILE:
         raise SetupError(f"{path}: larger than {MAX_SCHEMA_FILE} bytes; not a schema")
     try:

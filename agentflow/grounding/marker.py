@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentflow._arguments import check_flag
 from agentflow.errors import SchemaError
 
 __all__ = [
@@ -91,6 +92,9 @@ MARKS = (True, WHOLE_TOKENS, WHOLE_LINES, WHOLE_ITEMS)
 """Every value of ``GROUNDED_KEY``."""
 
 
+_FLAGS = ("case_sensitive", "whole_tokens", "whole_lines", "whole_items", "longest", "clean")
+
+
 @dataclass(frozen=True, slots=True)
 class Grounded:
     """Marks a string (or the items of a list of strings) as a verbatim span of
@@ -161,6 +165,11 @@ class Grounded:
     clean: bool = False
 
     def __post_init__(self) -> None:
+        if not (self.case_sensitive.__class__ is self.whole_tokens.__class__
+                is self.whole_lines.__class__ is self.whole_items.__class__
+                is self.longest.__class__ is self.clean.__class__ is bool):
+            for name in _FLAGS:  # a str is true: case_sensitive="false" was case-sensitive
+                check_flag(f"Grounded.{name}", getattr(self, name))
         if self.after is not None and not (isinstance(self.after, str)
                                            and self.after.isidentifier()):
             raise SchemaError("Grounded.after",

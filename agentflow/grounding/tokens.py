@@ -23,12 +23,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["DELIMITERS", "SENTENCE_END", "cuts_token", "piece_spans", "pieces", "token_at"]
+__all__ = ["DELIMITERS", "INVISIBLE", "SENTENCE_END", "cuts_token", "piece_spans", "pieces",
+           "token_at"]
 
-DELIMITERS = "()[]{}<>\"'`,;"
+INVISIBLE = ("".join(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if not chr(c).isspace())
+             + "\u200b\ufeff")
+"""Characters no word holds that ``str.isspace`` does not count as space: the
+control characters (a NUL, an escape, DEL; a PDF's or a terminal log's text has
+them between words) and the zero-width space and BOM (a web page's or a joined
+file's). Each ends a token, as a space does: ``Ann\\x00`` holds ``Ann``."""
+
+DELIMITERS = "()[]{}<>\"'`,;" + INVISIBLE
 """Characters that end a token and are pieces of their own: brackets, quotes,
-``,`` and ``;``. Not ``: . / - _ = @ + ~ #``, which occur inside versions,
-e-mail addresses, paths and ``key=value`` words."""
+``,`` and ``;``, and the ``INVISIBLE`` ones. Not ``: . / - _ = @ + ~ #``, which
+occur inside versions, e-mail addresses, paths and ``key=value`` words."""
 
 SENTENCE_END = ".:!?"
 """Characters split off the end of a token when they end it (``Paris.``,

@@ -65,8 +65,8 @@ from agentflow.messages import Msg
 from agentflow.output.derived import origin_of, project
 from agentflow.output.example_extra import unknown_keys
 
-__all__ = ["CheckedExamples", "Example", "check_examples", "example_messages",
-           "examples_text"]
+__all__ = ["CheckedExamples", "Example", "check_example_list", "check_examples",
+           "example_messages", "examples_text"]
 
 
 class Example:
@@ -218,6 +218,23 @@ def _describe(errors: Sequence[ErrorDetails]) -> str:
         f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in errors)
 
 
+def check_example_list(examples: Any) -> None:
+    """``examples`` is a list (a sequence) of ``Example``s, whatever the output
+    (also a call that asks for none, where they are not shown).
+
+    Raises:
+        InvalidExampleError: not a sequence (a str, one ``Example``), or an item
+            that is not an ``Example``, named (``examples[i]``).
+    """
+    if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
+        raise InvalidExampleError(
+            f"examples must be a list of Example, got {type(examples).__name__}")
+    for i, example in enumerate(examples):
+        if not isinstance(example, Example):
+            raise InvalidExampleError(f"examples[{i}] is a {type(example).__name__}; "
+                                      "expected Example(text=..., output=...)")
+
+
 def check_examples(
     examples: Sequence[Example], output_type: Any, ground: Grounded | None = None
 ) -> tuple[CheckedExample, ...]:
@@ -249,9 +266,7 @@ def check_examples(
     """
     if isinstance(examples, CheckedExamples) and examples.checked_for(output_type, ground):
         return examples.checked  # checked once, by whoever gave them so
-    if isinstance(examples, (str, Example)) or not isinstance(examples, Sequence):
-        raise InvalidExampleError(
-            f"examples must be a list of Example, got {type(examples).__name__}")
+    check_example_list(examples)
     origin = origin_of(output_type)
     if origin is not None:  # a type built from the user's (a chunk's, a recall pass's):
         # the examples are the user's, checked as such and shown as this type

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from agentflow._arguments import check_finite, check_optional
 from agentflow._secrets import mask_secrets
 
 __all__ = ["Reporter", "report_progress", "reporter", "reporting"]
@@ -30,7 +31,16 @@ def report_progress(progress: float, total: float | None = None,
     """Report the progress of the tool call under way (call it from the tool,
     sync or async): the stream yields it as a ``ToolProgress`` event.
     ``message`` goes through the secret mask. Nothing happens outside a
-    streamed call's tool run."""
+    streamed call's tool run.
+
+    Raises:
+        TypeError: ``progress`` or ``total`` is not a number (``total`` may be
+            ``None``), or ``message`` is not a str or ``None``.
+        ValueError: ``progress`` or ``total`` is NaN or infinite.
+    """
+    check_finite("progress", progress)
+    check_finite("total", total, optional=True)
+    check_optional("message", message, str, "a str")
     if (report := _REPORTER.get()) is not None:
         report(progress, total, message)
 
