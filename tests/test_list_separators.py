@@ -38,7 +38,7 @@ def _confidence(rule: Locator, doc: str, items: list[str]) -> float:
 
 def test_a_separator_reads_the_same_mark_with_any_blanks() -> None:
     rule = _rule("ignore = E203, W503", "ignore = E501")
-    assert rule.split == ", "
+    assert rule.split == ", " and "items split by ',' with any blanks around it" in rule.describe()
     for line in ("ignore = E261,E731,W503", "ignore = E261 ,E731 ,  W503",
                  "ignore = E261,\tE731, W503"):
         doc = f"[flake8]\n{line}\nmax-line-length = 121\n"

@@ -90,3 +90,17 @@ def test_the_learned_lines_name_the_number_rule() -> None:
     lines = learned_lines(learn_locators(checked, Lint), checked, Lint)
     assert any(line.startswith("learned: max_line_length: ") for line in lines), lines
     assert any(line.startswith("no rule: strict (a boolean") for line in lines), lines
+
+
+class Talk(BaseModel):
+    seats: int | None = Field(None, description="how many seats")
+
+
+def test_a_number_written_in_prose_gets_no_rule_and_says_why() -> None:
+    examples = check_examples([Example("The hall has 120 seats.\n", Talk(seats=120)),
+                               Example("Room B: 40 seats left\n", Talk(seats=40))], Talk)
+    rules = learn_locators(examples, Talk)
+    assert rules == {}
+    assert learned_lines(rules, examples, Talk) == [
+        "no rule: seats (a number the examples write after no key a rule held on: checked "
+        "against the numbers the document writes)"]

@@ -16,7 +16,9 @@ says where its value is written, as literal text on the value's line:
   where no ``right`` has it gives no value: the rule cannot tell the
   value's own ``, `` from the examples');
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
-  separator between its items;
+  separator between its items, read in any of its forms (``agentflow.
+  grounding.list_separators``: ``a,b`` too); a single number field learns
+  its rule after a key as well (``agentflow.grounding.locator_numbers``);
 * ``continued``: the value runs on over the **continuation lines** after its
   line (``agentflow.grounding.lines.continuation``: the lines right after it
   that are indented deeper than it, as RFC 822 / deb822 headers, DEP-5
