@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from agentflow._anyio_fast import receive_soon, send_soon, stop_task
+from agentflow._anyio_fast import send_soon, stop_task
 from agentflow._commit import stray_cancel
 from agentflow._exc_text import exception_text
 from agentflow._logging import get_logger
@@ -104,8 +104,16 @@ async def schedule(
                             if not checked_ids:
                                 ids.add(index, raw)
                             item = as_input(index, raw)
-                            await unyielded.acquire()
-                            await limiter.acquire()
+                            # a free slot taken at once (no coroutine, nor anyio's cancel
+                            # check, per input): the next read or a full slot waits
+                            try:
+                                unyielded.acquire_nowait()
+                            except anyio.WouldBlock:
+                                await unyielded.acquire()
+                            try:
+                                limiter.acquire_nowait()
+                            except anyio.WouldBlock:
+                                await limiter.acquire()
                             if counted is None:
                                 counted = await plan.counted(agent)
                             if halted:  # an input met the run's fault: nothing new starts
@@ -160,7 +168,12 @@ async def schedule(
             stopping.extend(computing.values())
             for other in stopping:  # their requests stop with them
                 other.cancel()
-        await deliver(results, result)
+        try:  # ``deliver``, inline: room in the buffer (or a receiver waiting) takes it at once
+            results.send_nowait(result)
+        except anyio.WouldBlock:
+            await deliver(results, result)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the consumer has gone: nobody is waiting for it
         del unfinished[index]
 
     # The workers run in their own task so that no cancel scope is held across
@@ -179,8 +192,13 @@ async def schedule(
     finished = False
     try:  # the stream read here (``_anyio_fast.produced``, inline: no generator per result)
         while True:
-            try:
-                result = await receive_soon(receive)
+            try:  # ``receive_soon``, inline: a buffered result is taken with no coroutine
+                result = receive.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    result = await receive.receive()
+                except anyio.EndOfStream:
+                    break
             except anyio.EndOfStream:
                 break
             if isinstance(result, BaseException):
