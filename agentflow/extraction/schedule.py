@@ -23,14 +23,14 @@ from agentflow._commit import stray_cancel
 from agentflow._exc_text import exception_text
 from agentflow._logging import get_logger
 from agentflow.agent import ReActAgent
-from agentflow.batch_api.model import input_scope
+from agentflow.batch_api.model import CURRENT_INPUT
 from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, as_input, async_inputs
 from agentflow.errors import StrayCancelError
 from agentflow.errors.run_wide import run_wide
 from agentflow.extraction.one_call import stray_error
 from agentflow.extraction.pipeline import ExtractionPlan
 from agentflow.model import Usage
-from agentflow.ratelimit import request_priority
+from agentflow.ratelimit.priority import PRIORITY
 
 __all__ = ["WINDOW", "deliver", "failure_place", "schedule"]
 
@@ -140,8 +140,14 @@ async def schedule(
     ) -> None:
         try:
             # live calls go first at the rate governor; batch requests know their input
-            with request_priority("batch"), input_scope(item.id):
+            # (``request_priority("batch")`` and ``input_scope(item.id)``, set and reset
+            # here: no scope objects per input)
+            priority, current = PRIORITY.set("batch"), CURRENT_INPUT.set(item.id)
+            try:
                 result = await counted.run(index, item, calls)
+            finally:
+                CURRENT_INPUT.reset(current)
+                PRIORITY.reset(priority)
         except Exception as exc:  # a stage before or after the call that failed on this input
             # (the call's own failures are its record already): this input's failed record,
             # never the run's end as an ExceptionGroup; the run's fault is still the run's
