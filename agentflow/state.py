@@ -112,6 +112,20 @@ class AgentState:
         await self.lock.acquire()
         self._holder_loop = loop
 
+    def acquire_nowait(self) -> bool:
+        """Take the state for one call when nobody holds it (``acquire`` with
+        no coroutine); ``False``: held, then ``await acquire()``."""
+        if self._lock is None:
+            if not self._busy:
+                self._busy = True
+                return True
+            return False
+        try:
+            self._lock.acquire_nowait()
+        except anyio.WouldBlock:
+            return False
+        return True
+
     def release(self) -> None:
         """Give the state back (``acquire``'s pair; wakes a waiting call)."""
         self._busy = False
