@@ -134,6 +134,8 @@ def only_layout(rule: Locator, source: str) -> bool:
     for line in source.splitlines():
         if not line.strip():
             continue
+        if _commented_key(line, keys - {_own_key(rule)}):
+            continue  # another key of the examples', commented out: that key's old value
         key = KEY_LINE.match(line)
         if key is not None:
             name = key.group(1).casefold()
@@ -151,6 +153,23 @@ def only_layout(rule: Locator, source: str) -> bool:
             return False  # prose, or a line no example writes
         under_key = False
     return True
+
+
+_COMMENTED = re.compile(r"^[ \t]*(?:#+|;+|//)[ \t]*")
+"""A comment line's marker (``#``, ``;``, ``//``) and the blanks after it."""
+
+
+def _commented_key(line: str, keys: set[str]) -> bool:
+    """Whether ``line`` is a comment that holds a line beginning with one of
+    ``keys`` (``# max-line-length = 79``: a key of the examples' written and
+    commented out, in a setup.cfg or a shell file): that key's value, set
+    aside, as the key's own line would be, not a field's written another
+    way. Any other comment is judged as any other line."""
+    marker = _COMMENTED.match(line)
+    if marker is None:
+        return False
+    key = KEY_LINE.match(line[marker.end():])
+    return key is not None and key.group(1).casefold() in keys
 
 
 def _own_key(rule: Locator) -> str:
@@ -281,7 +300,10 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     if grouped_layout(rule, source):
         return True
     if not shares_layout(rule, source):
-        return False
+        # (an example without any of the examples' keys shows the field empty: a
+        # document that writes none of them is written its way, ``Locator.bare``)
+        return rule.bare and not layout_keys(source) & set(rule.layout) and only_layout(
+            rule, source)
     if rule.shown_empty:
         return only_layout(rule, source)
     return nested_layout(rule, source)

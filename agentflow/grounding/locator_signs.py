@@ -34,6 +34,7 @@ class LocatorSigns(LocatorReading):
     __slots__ = ()
 
     spaced: bool
+    quiet: tuple[str, ...]
 
     def off_depth(self, source: str) -> bool:
         """Whether ``source`` writes the rule's label only at depths no example
@@ -111,7 +112,12 @@ class LocatorSigns(LocatorReading):
         list_heading.key_mentioned``): a null is only sure where the document
         does not write the field's key with a value the locator missed.
         Under a ``group``, in any group: the key written in another group may
-        be the value the document means."""
+        be the value the document means. Not on a line an example that leaves
+        the field empty writes as it is (``quiet``: ``license_file = LICENSE``
+        for ``license``)."""
+        if self.quiet:
+            source = "\n".join(line for line in source.splitlines()
+                                if " ".join(line.split()).casefold() not in self.quiet)
         return bool(self.key) and not (self.marker and not self.heading) and (
             key_mentioned(source, self.key, self.heading))
 
