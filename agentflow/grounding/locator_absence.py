@@ -25,7 +25,9 @@ more: every line of the document is one the examples' layout accounts for
 sub-key of one: ``Requires.private`` of ``Requires``), a line
 inside such a key's block (a list item, an indented continuation line), or
 a line an example writes as it is (a heading such as ``SHIPPING NOTICE``,
-``Locator.lines``). A line of prose (``The parcel travels with FedEx.``) or
+``Locator.lines``), or a comment holding another of the examples' keys
+(``# max-line-length = 79``: that key's value, set aside). A line of prose
+(``The parcel travels with FedEx.``) or
 a key the examples never write (``Courier: FedEx``, ``Shipped via: DHL``)
 may hold the value, so the null is not sure there, wherever it holds a
 token shaped like a token of the field's example values or nearly
@@ -292,7 +294,10 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     document written the examples' way shows it (``nested_layout``: its key
     nowhere, nothing at its depth that could hold the value). (``absence_shown``,
     the looser test, still decides where the embedded model's grammar offers
-    only null.)"""
+    only null.) A document that writes none of the examples' keys is written
+    the way an example that leaves the field empty with none of them is
+    (``Locator.bare``: a crontab of job lines alone, beside one with
+    ``MAILTO=``): its null is sure where ``only_layout`` holds."""
     if shown_empty_here(rule, source) or element_absent(rule, source):
         return True
     if rule.label_written(source):
