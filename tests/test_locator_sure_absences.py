@@ -7,7 +7,8 @@ the field's key; a crontab of job lines alone is written the way an example
 that leaves ``MAILTO`` out is. Before, each null scored 0.7. Still unsure:
 the field's own key written in any other form (commented, with another
 separator, as another key's value), and any line the examples do not account
-for that holds a token shaped like the field's values."""
+for that holds a token shaped like the field's values. A label with an
+empty quoted string alone after it (``MAILTO=""``) is written empty."""
 
 from __future__ import annotations
 
@@ -78,3 +79,11 @@ def test_job_lines_alone_are_the_way_an_example_leaves_mailto_out() -> None:
     # a job line holds paths, as the example's does, but no example shows a shell
     # path beside one without SHELL= in a way the rule could tell apart: unsure
     assert _null(CRON, Cron, "shell", doc) == UNLOCATED_NULL
+
+
+def test_a_label_with_an_empty_quoted_string_is_a_sure_null() -> None:
+    jobs = "*/5 * * * * /usr/bin/php /srv/feeds/update.php --quiet\n"
+    for empty in ('MAILTO=""', "MAILTO=''"):
+        assert _null(CRON, Cron, "mailto", f"{empty}\n{jobs}") == ABSENT, empty
+    for other in ('MAILTO="ops@example.net"', 'MAILTO="" ops@example.net', 'MAILTO="\'\'"'):
+        assert _null(CRON, Cron, "mailto", f"{other}\n{jobs}") < REVIEW_BELOW, other

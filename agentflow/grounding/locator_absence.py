@@ -52,7 +52,8 @@ hold the value (``summary = ...`` for a description), it does not.
 **The label written empty** (``shown_empty_here``): its label with nothing
 after it (``Locator.writes_empty``), or closed at once by the rule's
 ``right`` on its line (``"Language: \\n"`` of a gettext header, ``name =
-""``) whatever the next line holds; in a JSON document, its key, or that of
+""``), or with an empty quoted string alone after it (``MAILTO=""``),
+whatever the next line holds; in a JSON document, its key, or that of
 a container the value would be inside, written with ``null``, ``[]`` or
 ``{}`` at its place (``"name": null``, ``"assets": []``: ``agentflow.
 grounding.brackets.written_empty``). That label line is no *mention* of the
@@ -239,6 +240,8 @@ def shown_empty_here(rule: Locator, source: str) -> bool:
     only at a depth no example writes it at (``Locator.off_depth``)."""
     if rule.writes_empty(source) or _json_empty(rule, source):
         return True
+    if not rule.off_depth(source) and rule.writes_quoted_empty(source):
+        return True  # ``MAILTO=""``: an empty quoted string, closed on its line
     if not rule.right.strip() or rule.continued or rule.off_depth(source):
         return False
     return any(rule.writes_empty(line) for line in rule.region(live_text(source)).splitlines())

@@ -81,6 +81,18 @@ class LocatorSigns(LocatorReading):
                    and not (self.continued and follows(lines, i))
                    and not value_below(lines, i, self.lines) for i, line in self._read(lines))
 
+    def writes_quoted_empty(self, source: str) -> bool:
+        """Whether ``source`` writes the rule's label with an empty quoted
+        string and nothing else after it (``MAILTO=""``, ``name = ''``): the
+        value closed empty on its line, whatever the next line holds. Never
+        under a ``heading`` or for an argument rule. Under a ``group``, inside
+        its groups only."""
+        if not self.labelled or self.arg is not None or self.heading:
+            return False
+        lines = self.region(live_text(source)).splitlines()
+        return any(any(raw.strip() in ('""', "''") for raw in self._in_line(line, empty=True))
+                   for _, line in self._read(lines))
+
     def begins_below(self, source: str) -> bool:
         """Whether ``source`` writes this continued rule's label alone on a
         line with continuation lines under it: a value read there begins
