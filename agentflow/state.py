@@ -99,18 +99,10 @@ class AgentState:
         """
         loop = asyncio.get_running_loop()
         with _HOLDING:  # the check and the take, one step for every thread
+            if self._take(loop):
+                return
             if self._lock is None:
-                if not self._busy:
-                    self._busy, self._holder_loop = True, loop
-                    return
                 self._lock = anyio.Semaphore(0)
-            else:
-                try:
-                    self._lock.acquire_nowait()
-                    self._holder_loop = loop
-                    return
-                except anyio.WouldBlock:
-                    pass
             holder, lock = self._holder_loop, self._lock
         if holder is not None and holder is not loop:
             raise UsageError(
@@ -127,16 +119,23 @@ class AgentState:
         no coroutine); ``False``: held, then ``await acquire()``. Must be called
         on the running event loop, which it records as the holder's (as
         ``acquire`` does)."""
+        loop = asyncio.get_running_loop()
+        with _HOLDING:  # the check and the take, one step for every thread
+            return self._take(loop)
+
+    def _take(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Take the state for a call on ``loop`` when nobody holds it (only
+        under ``_HOLDING``)."""
         if self._lock is None:
             if not self._busy:
-                self._busy, self._holder_loop = True, asyncio.get_running_loop()
+                self._busy, self._holder_loop = True, loop
                 return True
             return False
         try:
             self._lock.acquire_nowait()
         except anyio.WouldBlock:
             return False
-        self._holder_loop = asyncio.get_running_loop()
+        self._holder_loop = loop
         return True
 
     def release(self) -> None:

@@ -322,7 +322,8 @@ def test_a_state_held_by_a_call_on_another_loop_is_a_usage_error_not_a_hang() ->
     assert [m.text for m in state.memory if m.role == "user"] == ["one", "three"]
 
 
-def test_two_threads_taking_a_free_state_at_once_do_not_both_get_it() -> None:
+@pytest.mark.parametrize("how", ["acquire", "acquire_nowait"])
+def test_two_threads_taking_a_free_state_at_once_do_not_both_get_it(how: str) -> None:
     """Two threads' event loops take one free state at the same instant: the
     check ("is it free?") and the take were separate steps, so both threads
     passed the check before either took it and both calls ran on the state at
@@ -331,7 +332,7 @@ def test_two_threads_taking_a_free_state_at_once_do_not_both_get_it() -> None:
     now the check and the take are one step, the second thread cannot read
     until the first took the state, the barrier breaks (its bound is the only
     wait, not a timing of the code) and the second thread is told the state
-    is held on another loop."""
+    is held on another loop (``acquire``) or gets ``False`` (``acquire_nowait``)."""
     import asyncio
     import contextlib
     import threading
@@ -364,6 +365,9 @@ def test_two_threads_taking_a_free_state_at_once_do_not_both_get_it() -> None:
 
     async def take() -> None:
         start.wait(60)
+        if how == "acquire_nowait":
+            outcomes.append("took" if state.acquire_nowait() else "told")
+            return
         try:
             await state.acquire()
         except UsageError:
