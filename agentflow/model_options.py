@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from agentflow._arguments import check_finite, check_instance, check_int, check_optional
+from agentflow._arguments import (
+    check_choice,
+    check_instance,
+    check_int,
+    check_number,
+    check_optional,
+    wrong_type,
+)
 from agentflow._slots_init import slot_init
 
 __all__ = [
@@ -22,7 +29,7 @@ __all__ = [
 ]
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "specific"]
-_MODES = frozenset(("auto", "none", "required", "specific"))
+_MODES = ("auto", "none", "required", "specific")
 NativeOutput: TypeAlias = Literal["json_schema", "json_object"]
 
 
@@ -35,6 +42,11 @@ class ToolChoice:
     ``specific``: the tool named ``name``. Build with the class attributes or
     ``ToolChoice.specific(name)``. A provider sends only the modes its profile
     lists in ``tool_choice_modes``.
+
+    Raises:
+        ArgumentValueError / ArgumentTypeError: (a ``ValueError`` /
+            ``TypeError``) ``mode`` is none of those four, or ``specific``
+            comes with no tool name (``agentflow._arguments``).
     """
 
     mode: ToolChoiceMode
@@ -45,12 +57,10 @@ class ToolChoice:
     REQUIRED: ClassVar[ToolChoice]
 
     def __post_init__(self) -> None:
-        if self.mode not in _MODES:
-            raise ValueError(f"ToolChoice.mode must be one of 'auto', 'none', 'required', "
-                             f"'specific', got {self.mode!r}")
+        check_choice("ToolChoice.mode", self.mode, _MODES)
         if self.mode == "specific" and (not isinstance(self.name, str) or not self.name):
-            raise TypeError(f"ToolChoice('specific') needs the tool's name (a str), got "
-                            f"{self.name!r}")
+            raise wrong_type("ToolChoice.name", "the tool's name (a non-empty str) for mode "
+                             "'specific'", self.name)
 
     @staticmethod
     def specific(name: str) -> ToolChoice:
@@ -149,17 +159,18 @@ def check_options(options: GenerateOptions, name: str = "options") -> None:
     inside (``extra=[1]``).
 
     Raises:
-        TypeError: a field of the wrong type, named (``options.max_tokens``).
-        ValueError: ``max_tokens`` < 1, or a ``temperature`` below 0 or not finite.
+        ArgumentTypeError: (a ``TypeError``) a field of the wrong type, named
+            (``options.max_tokens``).
+        ArgumentValueError: (a ``ValueError``) ``max_tokens`` < 1, or a
+            ``temperature`` below 0 or not finite.
     """
     check_instance(name, options, GenerateOptions, "a GenerateOptions")
     check_optional(f"{name}.tool_choice", options.tool_choice, ToolChoice, "a ToolChoice")
     check_optional(f"{name}.response_format", options.response_format, ResponseFormat,
                    "a ResponseFormat")
     check_int(f"{name}.max_tokens", options.max_tokens, 1, optional=True)
-    check_finite(f"{name}.temperature", options.temperature, optional=True)
-    if options.temperature is not None and options.temperature < 0:
-        raise ValueError(f"{name}.temperature must be >= 0, got {options.temperature}")
+    check_number(f"{name}.temperature", options.temperature, "a finite number >= 0",
+                 lambda value: value >= 0, optional=True)
     for flag in ("parallel_tool_calls", "thinking", "stream", "logprobs"):
         check_optional(f"{name}.{flag}", getattr(options, flag), bool, "True, False")
     check_instance(f"{name}.extra", options.extra, Mapping, "a mapping of request fields")

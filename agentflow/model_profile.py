@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
-from agentflow._arguments import check_choice, check_flag, check_int
+from agentflow._arguments import check_choice, check_flag, check_int, wrong_type
 from agentflow.media.tokens import MediaTokens
 from agentflow.media.types import Modality
 from agentflow.model_options import NativeOutput, ToolChoiceMode
@@ -189,7 +189,8 @@ def _check(profile: ModelProfile) -> None:
     was read by its truth (``supports_tools="no"`` offered tools).
 
     Raises:
-        TypeError / ValueError: as ``agentflow._arguments``.
+        ArgumentTypeError / ArgumentValueError: (a ``TypeError`` /
+            ``ValueError``) as ``agentflow._arguments``.
     """
     for name in _FLAGS:
         check_flag(f"ModelProfile.{name}", getattr(profile, name))
@@ -207,8 +208,7 @@ def _check(profile: ModelProfile) -> None:
         value = getattr(profile, name)
         if not isinstance(value, frozenset):
             if isinstance(value, str) or not isinstance(value, set | list | tuple):
-                raise TypeError(f"ModelProfile.{name} must be a set of str, got "
-                                f"{type(value).__name__}")
+                raise wrong_type(f"ModelProfile.{name}", "a set of str", value)
             object.__setattr__(profile, name, frozenset(value))  # frozen: its own field
     for mode in profile.tool_choice_modes:
         check_choice("a mode of ModelProfile.tool_choice_modes", mode, get_args(ToolChoiceMode))

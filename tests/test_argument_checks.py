@@ -236,9 +236,11 @@ OPTIONS: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"max_tokens": "10"}, TypeError, "options.max_tokens must be an int >= 1 or None, got '10'"),
     ({"max_tokens": 0}, ValueError, "options.max_tokens must be an int >= 1 or None, got 0 (int)"),
     ({"max_tokens": True}, TypeError, "options.max_tokens must be an int"),
-    ({"temperature": "hot"}, TypeError, "options.temperature must be a finite number or None"),
+    ({"temperature": "hot"}, TypeError,
+     "options.temperature must be a finite number >= 0 or None, got 'hot'"),
     ({"temperature": float("nan")}, ValueError, "options.temperature must be a finite number"),
-    ({"temperature": -0.5}, ValueError, "options.temperature must be >= 0, got -0.5"),
+    ({"temperature": -0.5}, ValueError,
+     "options.temperature must be a finite number >= 0 or None, got -0.5 (float)"),
     ({"stream": "no"}, TypeError, "options.stream must be True, False or None, got 'no'"),
     ({"thinking": 1}, TypeError, "options.thinking must be True, False or None, got 1"),
     ({"extra": [1]}, TypeError, "options.extra must be a mapping of request fields"),
@@ -270,7 +272,7 @@ def test_a_tool_choice_of_no_mode_is_refused() -> None:
 
     with pytest.raises(ValueError, match=r"ToolChoice\.mode must be one of"):
         ToolChoice("always")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="needs the tool's name"):
+    with pytest.raises(TypeError, match=r"ToolChoice\.name must be the tool's name"):
         ToolChoice("specific")
     assert ToolChoice.specific("lookup").name == "lookup"
 
@@ -280,7 +282,8 @@ PROFILES: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"supports_tools": "no"}, TypeError, "ModelProfile.supports_tools must be True or False"),
     ({"context_window": "8k"}, TypeError, "ModelProfile.context_window must be an int >= 1 or "
                                           "None, got '8k'"),
-    ({"context_window": 0}, ValueError, "ModelProfile.context_window must be an int >= 1 or None, got 0 (int)"),
+    ({"context_window": 0}, ValueError,
+     "ModelProfile.context_window must be an int >= 1 or None, got 0 (int)"),
     ({"native_output": "yes"}, ValueError, "ModelProfile.native_output must be one of"),
     ({"tool_choice_modes": {"auto", "always"}}, ValueError,
      "a mode of ModelProfile.tool_choice_modes must be one of"),
@@ -301,6 +304,32 @@ def test_a_profile_field_of_the_wrong_kind_is_named_where_it_is_made(
         ModelProfile(**fields)
     with pytest.raises(error, match=re.escape(message)):
         ModelProfile().with_(**fields)
+
+
+def test_options_tool_choices_and_profiles_use_the_one_argument_check() -> None:
+    """``check_options``, ``ToolChoice`` and ``ModelProfile`` raise the
+    mechanism's own errors (``ArgumentTypeError`` / ``ArgumentValueError``),
+    as every other public argument check: a caller catching those caught
+    every other bad argument but a negative temperature, a bad tool choice
+    mode or a profile set given as one str (plain ``ValueError`` /
+    ``TypeError`` before)."""
+    from agentflow import GenerateOptions, ModelProfile, ToolChoice
+    from agentflow.model_options import check_options
+
+    for fields, error, _ in OPTIONS:
+        kind = ArgumentTypeError if error is TypeError else ArgumentValueError
+        with pytest.raises(kind):
+            check_options(GenerateOptions(**fields))
+    for fields, error, _ in PROFILES:
+        kind = ArgumentTypeError if error is TypeError else ArgumentValueError
+        with pytest.raises(kind):
+            ModelProfile(**fields)
+    with pytest.raises(ArgumentValueError):
+        ToolChoice("always")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError):
+        ToolChoice("specific")
+    with pytest.raises(ArgumentTypeError, match=r"ToolChoice\.mode must be one of"):
+        ToolChoice(["auto"])  # type: ignore[arg-type]  # was: unhashable type: 'list'
 
 
 def test_a_profile_set_given_as_a_list_is_kept_as_a_frozenset() -> None:
