@@ -45,6 +45,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentflow._arguments import check_function
 from agentflow._commit import finish, rearm_cancel
 from agentflow.acting import progress_of
 from agentflow.errors import AlreadyDecidedError, InvalidInputError, ToolNameError
@@ -275,8 +276,12 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         MCPNotRunningError (a ``UsageError``): a tool source of the agent
             cannot give its tools (an MCP server outside its ``async
             with``); nothing is decided.
+        ArgumentTypeError: (a ``TypeError``) ``progress`` is not a function
+            or ``None``; nothing is decided (a tool's report would fail it after
+            its claim was saved).
         as ``checkpoint`` (e.g. ``StateConflictError``: nothing ran).
     """
+    check_function("progress", progress, "a function (ToolProgress -> None)", optional=True)
     index, calls = _check_decisions(state, decisions)
     _check_runnable(agent, calls, decisions)
     outcomes: dict[str, ToolResultBlock] = {}
