@@ -374,3 +374,20 @@ async def test_a_call_without_an_output_still_names_a_bad_strategy_or_examples(
         [e async for e in agent.stream("hi", **arguments)]
     assert model.requests == []
     assert (await agent.call("hi", strategy="tool")).text == '{"title": null}'
+
+
+@pytest.mark.parametrize(("arguments", "error", "message"), [
+    ({"timeout": "5"}, ArgumentTypeError, "timeout must be a number of seconds > 0 or None"),
+    ({"timeout": -1}, ArgumentValueError, "timeout must be a number of seconds > 0 or None"),
+    ({"timeout": float("nan")}, ArgumentValueError, "timeout must be a number of seconds"),
+    ({"progress": "log"}, ArgumentTypeError, "progress must be a function or None"),
+])
+async def test_call_tool_checks_its_arguments_as_the_constructor_does(
+        arguments: dict[str, Any], error: type[Exception], message: str) -> None:
+    """``MCPServer(timeout="5")`` was named; ``call_tool(..., timeout="5")`` met
+    Python's own error inside the call (the read limits' ``max``,
+    ``_call_reads``; the SDK's timer), a negative timeout failed the call at
+    once as a timeout, and a ``progress`` that is no function failed at the
+    server's first notification."""
+    with pytest.raises(error, match=re.escape(message)):
+        await _server().call_tool("add", {"a": 1}, **arguments)
