@@ -74,7 +74,7 @@ from agentflow.middleware.decisions import merge_decisions, waiting_reasons
 from agentflow.model import TextDelta, ThinkingDelta
 from agentflow.output.reminders import TOOL_NAME
 from agentflow.output.strategies import OutputStrategy, StrategyName
-from agentflow.reasoning import drain, next_request, recover, take_reply, tool_specs
+from agentflow.reasoning import drain, next_request, recover, snapshot, take_reply, tool_specs
 from agentflow.reply import ReplyBuilder
 from agentflow.state import AgentState
 
@@ -240,8 +240,11 @@ async def call_complete(
                 if agent.toolkit.sources and ex.iteration > 1:  # changed by a tool call?
                     await agent.toolkit.refresh()
                 while True:  # reason: one model request, sent again after a recovered error
-                    request = await next_request(ex, hooks, agent.sys_prompt, tool_specs(
+                    # ``next_request``, inline: no coroutine of its own per request
+                    request = snapshot(ex, agent.sys_prompt, tool_specs(
                         agent._specs, agent.toolkit, ex.model.profile.schema_dialect))
+                    for m in hooks.pre_reasoning:
+                        await m.pre_reasoning(ex, request)
                     if ex.pending_events:
                         drain(ex)
                     builder = ReplyBuilder(ex.model.model_name)

@@ -123,7 +123,8 @@ async def open_call(
         output is not None and any(m.declared_tools() for m in hooks.declaring))
     if output is not None:
         agent.structured_output.prepare(model, output, has_tools, strategy)
-    await state.acquire()
+    if not state.acquire_nowait():  # a fresh state (the common case): no coroutine
+        await state.acquire()
     try:
         ex = start_execution(
             model, state, (agent.name, agent.id),
@@ -137,8 +138,11 @@ async def open_call(
         ex.extra["ground"] = ground
     if examples is not None:
         ex.extra["examples"] = examples
-    if output is None and not state.so_tool_active and hooks.text is not None:
-        hooks = hooks.text  # a text call: no output-only middleware stages
+    if output is None:
+        if not state.so_tool_active and hooks.text is not None:
+            hooks = hooks.text  # a text call: no output-only middleware stages
+    elif hooks.output is not None:
+        hooks = hooks.output  # an output call: no text-only middleware stages
     return ex, hooks, inputs
 
 

@@ -112,6 +112,23 @@ class AgentState:
         await self.lock.acquire()
         self._holder_loop = loop
 
+    def acquire_nowait(self) -> bool:
+        """Take the state for one call when nobody holds it (``acquire`` with
+        no coroutine); ``False``: held, then ``await acquire()``. Must be called
+        on the running event loop, which it records as the holder's (as
+        ``acquire`` does)."""
+        if self._lock is None:
+            if not self._busy:
+                self._busy, self._holder_loop = True, asyncio.get_running_loop()
+                return True
+            return False
+        try:
+            self._lock.acquire_nowait()
+        except anyio.WouldBlock:
+            return False
+        self._holder_loop = asyncio.get_running_loop()
+        return True
+
     def release(self) -> None:
         """Give the state back (``acquire``'s pair; wakes a waiting call)."""
         self._busy = False

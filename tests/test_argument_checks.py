@@ -282,8 +282,8 @@ PROFILES: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"supports_tools": "no"}, TypeError, "ModelProfile.supports_tools must be True or False"),
     ({"context_window": "8k"}, TypeError, "ModelProfile.context_window must be an int >= 1 or "
                                           "None, got '8k'"),
-    ({"context_window": 0}, ValueError,
-     "ModelProfile.context_window must be an int >= 1 or None, got 0 (int)"),
+    ({"context_window": 0}, ValueError, "ModelProfile.context_window must be an int >= 1 or "
+                                        "None, got 0 (int)"),
     ({"native_output": "yes"}, ValueError, "ModelProfile.native_output must be one of"),
     ({"tool_choice_modes": {"auto", "always"}}, ValueError,
      "a mode of ModelProfile.tool_choice_modes must be one of"),

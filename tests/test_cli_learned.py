@@ -64,7 +64,8 @@ async def test_the_learned_rules_are_said_once_per_field_before_any_request(
         "and on over its continuation lines (from 2 of 2 examples)",
         "no rule: component (the 2 examples filling it write it after '## ', but no rule "
         "read there held on each)",
-        "no rule: count (a number: checked against the numbers the document writes)",
+        "learned: count: at the start of a line after 'Count: ', to the end of the line, "
+        "and on over its continuation lines (from 2 of 2 examples)",
         "no rule: slug (Derived(): not copied from the document)",
     ]
     assert err.index("agentflow: " + said[0]) == 0  # before the progress line and the summary

@@ -319,7 +319,7 @@ TAGGED = [Example("Name: alpha\nTags: red, blue\n", Tagged(name="alpha", tags=["
 def test_a_labelled_list_runs_on_over_its_continuation_lines() -> None:
     rule = learn_locators(check_examples(TAGGED, Tagged), Tagged)["tags"]
     doc = "Name: gamma\nTags: x, y,\n  z\n"
-    assert rule.continued and rule.values(doc) == ["x", "y,", "z"]
+    assert rule.continued and rule.values(doc) == ["x", "y", "z"]  # (the wrap's `,` a separator)
     short = run_one({"name": "gamma", "tags": ["x", "y"]}, doc, Tagged, TAGGED)
     assert short.confidence["tags"] == DISAGREES and "tags" in short.needs_review
     whole = run_one({"name": "gamma", "tags": ["x", "y", "z"]}, doc, Tagged, TAGGED)

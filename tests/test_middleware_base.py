@@ -74,6 +74,42 @@ def test_output_only_middleware_are_left_out_of_the_text_call_table() -> None:
     assert hooks_for([start]).text is None  # nothing to leave out: the one table
 
 
+class TextOnly(Start):
+    text_calls_only = True
+
+
+def test_text_only_middleware_are_left_out_of_the_output_call_table() -> None:
+    start, text = Start(), TextOnly()
+    hooks = hooks_for([text, start])
+    assert hooks.on_call_start == (text, start)
+    assert hooks.output is not None and hooks.output.on_call_start == (start,)
+    assert hooks_for([start]).output is None  # nothing to leave out: the one table
+
+
+async def test_an_output_call_skips_text_only_middleware() -> None:
+    from pydantic import BaseModel
+
+    from agentflow import ReActAgent
+    from agentflow.testing import ScriptedModel
+
+    class Out(BaseModel):
+        n: int
+
+    seen: list[object] = []
+
+    class Spy(Middleware):
+        text_calls_only = True
+
+        async def pre_reasoning(self, ex, request):
+            seen.append(ex.output_type)
+
+    agent = ReActAgent("a", ScriptedModel(["text", '{"n": 1}']), middleware=[Spy()])
+    await agent.call("hi")
+    assert seen == [None]  # a text call: its stages run
+    assert (await agent.call("hi", Out, strategy="native")).output == Out(n=1)
+    assert seen == [None]  # an output call: they were not run
+
+
 async def test_a_text_call_skips_output_only_middleware_unless_the_output_tool_is_active(
 ) -> None:
     from pydantic import BaseModel

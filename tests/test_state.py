@@ -211,6 +211,19 @@ async def test_an_uncontended_call_takes_the_state_without_a_lock():
     s.release()
 
 
+async def test_acquire_nowait_takes_a_free_state_and_refuses_a_held_one():
+    s = AgentState()
+    assert s.acquire_nowait() and s._lock is None  # free: taken, nothing created
+    assert not s.acquire_nowait()  # held: the caller awaits acquire()
+    lock = s.lock  # read while held: made taken
+    assert not s.acquire_nowait()
+    s.release()
+    assert s.acquire_nowait()  # through the lock now
+    assert not s.acquire_nowait()
+    s.release()
+    assert s.lock is lock
+
+
 async def test_the_lock_read_while_a_call_holds_the_state_is_taken():
     s = AgentState()
     await s.acquire()

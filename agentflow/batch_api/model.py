@@ -25,10 +25,13 @@ from agentflow.model import (
     UsageChunk,
 )
 
-__all__ = ["BatchModel", "input_scope"]
+__all__ = ["CURRENT_INPUT", "BatchModel", "input_scope"]
 
 _current_input: contextvars.ContextVar[str] = contextvars.ContextVar(
     "agentflow_batch_input", default="")
+CURRENT_INPUT = _current_input
+"""The input the requests made now belong to (``input_scope`` sets it; a
+scheduler's per-input task may set and reset it itself: no scope object)."""
 
 
 def input_scope(input_id: str) -> AbstractContextManager[None]:

@@ -53,7 +53,8 @@ class ChunkReads:
     """
 
     def __init__(self, locators: Mapping[str, Locator], text: str) -> None:
-        self._rules = {name: rule for name, rule in locators.items() if not rule.many}
+        self._rules = {name: rule for name, rule in locators.items()
+                       if not rule.many and not rule.number}  # (strings offered: text fields)
         self._whole = {name: {_fold(v) for v in record_values(rule, text)}
                        for name, rule in self._rules.items()}
         self._labelled = {name for name, rule in self._rules.items()

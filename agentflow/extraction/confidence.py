@@ -117,6 +117,7 @@ from agentflow.grounding.locator_absence import (
     element_absent,
     mentioned_apart,
 )
+from agentflow.grounding.locator_numbers import number_text
 from agentflow.grounding.locator_records import (
     differing_blocks,
     later_record_only,
@@ -308,6 +309,10 @@ def _located(rule: Locator, value: Any, source: str, max_items: int | None = Non
     if not rule.twins_agree(source):
         return None  # the examples write the value in two places, which read otherwise here
     found = rule.values(source)
+    if rule.number and value is not None:  # compared by value, where written plainly
+        value = number_text(found, value)
+        if value is None:
+            return None
     score = _read(rule, value, source, found, max_items, required)
     if score is None or score < REVIEW_BELOW or not void_spans(source):
         return score

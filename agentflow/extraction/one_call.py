@@ -22,6 +22,7 @@ from agentflow.errors import ProviderError, StrayCancelError, StructuredOutputEr
 from agentflow.extraction.recall import TAKEN_KEY
 from agentflow.grounding import Grounded
 from agentflow.grounding.output_checks import LOCATED_KEY
+from agentflow.loop import call_complete
 from agentflow.messages import FIELD_PROBS, Msg
 from agentflow.model import Usage
 from agentflow.output.examples import Example
@@ -60,8 +61,9 @@ async def extract_one(
         # the call's Complete also when the output could not be had (its usage counts);
         # nobody reads a document's deltas: whole replies where the vendor gives them
         # (no SSE parsing, no partial output per chunk; GenerateOptions.stream)
-        complete = await agent._complete(_message(item, taken, located), output, None, None, ground,
-                                         examples, deltas=False)
+        # (``agent._complete(..., deltas=False)``'s body, with no coroutine of its own)
+        complete = await call_complete(agent, _message(item, taken, located), output, None, None,
+                                       ground, examples)
         usage = complete.usage
         value = complete.message.output  # raises StructuredOutputError when there is none
         spans = dict(complete.spans)

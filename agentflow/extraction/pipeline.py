@@ -116,21 +116,21 @@ class _LongDocs:
     fit: FitCheck | None = None  # ``chunking``'s: a text that surely fits needs no budget
 
 
-async def _extract_input(
-    agent: ReActAgent, index: int, item: ExtractInput, output: Any, calls: anyio.Semaphore,
-    overhead: int, settings: _LongDocs,
+async def _extract_cut(
+    agent: ReActAgent, index: int, item: ExtractInput, text: str, truncated: Truncation,
+    output: Any, calls: anyio.Semaphore, overhead: int, settings: _LongDocs,
 ) -> ExtractResult:
-    """One input's result: one call when the text fits, else chunks merged.
+    """The result of ``item`` whose text was cut at ``max_chars`` to ``text``
+    (``ExtractionPlan.run`` reads an uncut one with ``_extract_text`` alone).
 
     A document cut at ``max_chars`` whose cut text fails grounding (a field
     the schema needs, such as a trailer past the cut, is not in the part
     kept) is read again whole: in one call when it fits the model's window,
     else in chunks. Its result is the whole document's (not ``truncated``),
     with both readings' usage and attempts."""
-    text, truncated = _cap(item.text, settings.max_chars)
     result = await _extract_text(agent, index, item, text, truncated, output, calls, overhead,
                                  settings)
-    if truncated is None or result.ok or item.media or not isinstance(
+    if result.ok or item.media or not isinstance(
             result.error, GroundingError):
         return result
     whole = await _extract_text(agent, index, item, item.text, None, output, calls, overhead,
@@ -169,10 +169,13 @@ async def _extract_text(
             return ExtractResult(index, item.id, None, exc, Usage(), 0,
                                  time.perf_counter() - start, truncated=truncated)
     if budget is None or budget.fits:
-        await acquire_soon(calls)  # a slot free: taken with no checkpoint (_anyio_fast)
-        try:
-            result = await extract_one(agent, index, ExtractInput(item.id, text), output,
-                                        settings.ground, settings.examples)
+        try:  # ``acquire_soon``, inline: a free slot taken with no coroutine nor checkpoint
+            calls.acquire_nowait()
+        except anyio.WouldBlock:
+            await calls.acquire()
+        try:  # (``item`` itself when it is the text read: no copy per document)
+            result = await extract_one(agent, index, item if text is item.text else ExtractInput(
+                item.id, text), output, settings.ground, settings.examples)
         finally:
             calls.release()
         if truncated is None:  # fields that could not be placed: nulled, flagged (dropped)
@@ -297,8 +300,16 @@ class ExtractionPlan:
         model call holds one slot of ``calls``. Never raises for a failing
         document: its error is in the result (the verify stage: each ok
         result carries its fields' confidence)."""
-        result = await _extract_input(self.agent, index, item, self.output, calls,
-                                      self.overhead, self.settings)
+        # one call when the text fits, else chunks merged; a text cut at ``max_chars``
+        # may be read again whole (``_extract_cut``)
+        settings = self.settings
+        text, truncated = _cap(item.text, settings.max_chars)
+        if truncated is None:
+            result = await _extract_text(self.agent, index, item, text, None, self.output,
+                                         calls, self.overhead, settings)
+        else:
+            result = await _extract_cut(self.agent, index, item, text, truncated, self.output,
+                                        calls, self.overhead, settings)
         return with_confidence(result, item.text, self.locators, self.output,
                                 self.agent.model.profile.schema_dialect, self.verify)
 

@@ -18,19 +18,19 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from agentflow._anyio_fast import receive_soon, send_soon, stop_task
+from agentflow._anyio_fast import send_soon, stop_task
 from agentflow._commit import stray_cancel
 from agentflow._exc_text import exception_text
 from agentflow._logging import get_logger
 from agentflow.agent import ReActAgent
-from agentflow.batch_api.model import input_scope
+from agentflow.batch_api.model import CURRENT_INPUT
 from agentflow.batch_types import ExtractInput, ExtractResult, IdCheck, as_input, async_inputs
 from agentflow.errors import StrayCancelError
 from agentflow.errors.run_wide import run_wide
 from agentflow.extraction.one_call import stray_error
 from agentflow.extraction.pipeline import ExtractionPlan
 from agentflow.model import Usage
-from agentflow.ratelimit import request_priority
+from agentflow.ratelimit.priority import PRIORITY
 
 __all__ = ["WINDOW", "deliver", "failure_place", "schedule"]
 
@@ -104,8 +104,16 @@ async def schedule(
                             if not checked_ids:
                                 ids.add(index, raw)
                             item = as_input(index, raw)
-                            await unyielded.acquire()
-                            await limiter.acquire()
+                            # a free slot taken at once (no coroutine, nor anyio's cancel
+                            # check, per input): the next read or a full slot waits
+                            try:
+                                unyielded.acquire_nowait()
+                            except anyio.WouldBlock:
+                                await unyielded.acquire()
+                            try:
+                                limiter.acquire_nowait()
+                            except anyio.WouldBlock:
+                                await limiter.acquire()
                             if counted is None:
                                 counted = await plan.counted(agent)
                             if halted:  # an input met the run's fault: nothing new starts
@@ -132,8 +140,14 @@ async def schedule(
     ) -> None:
         try:
             # live calls go first at the rate governor; batch requests know their input
-            with request_priority("batch"), input_scope(item.id):
+            # (``request_priority("batch")`` and ``input_scope(item.id)``, set and reset
+            # here: no scope objects per input)
+            priority, current = PRIORITY.set("batch"), CURRENT_INPUT.set(item.id)
+            try:
                 result = await counted.run(index, item, calls)
+            finally:
+                CURRENT_INPUT.reset(current)
+                PRIORITY.reset(priority)
         except Exception as exc:  # a stage before or after the call that failed on this input
             # (the call's own failures are its record already): this input's failed record,
             # never the run's end as an ExceptionGroup; the run's fault is still the run's
@@ -160,7 +174,12 @@ async def schedule(
             stopping.extend(computing.values())
             for other in stopping:  # their requests stop with them
                 other.cancel()
-        await deliver(results, result)
+        try:  # ``deliver``, inline: room in the buffer (or a receiver waiting) takes it at once
+            results.send_nowait(result)
+        except anyio.WouldBlock:
+            await deliver(results, result)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the consumer has gone: nobody is waiting for it
         del unfinished[index]
 
     # The workers run in their own task so that no cancel scope is held across
@@ -179,8 +198,13 @@ async def schedule(
     finished = False
     try:  # the stream read here (``_anyio_fast.produced``, inline: no generator per result)
         while True:
-            try:
-                result = await receive_soon(receive)
+            try:  # ``receive_soon``, inline: a buffered result is taken with no coroutine
+                result = receive.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    result = await receive.receive()
+                except anyio.EndOfStream:
+                    break
             except anyio.EndOfStream:
                 break
             if isinstance(result, BaseException):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from agentflow.grounding.list_separators import item_marks
 from agentflow.grounding.locator_places import example_value
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.quotes import opens_quote
@@ -39,7 +40,8 @@ def with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
     ``unit``: each writes a decimal number, with a unit), and for any
     field whether some value (an item) holds an inline comment
     (``Locator.comments``), begins with a quoted string (``Locator.quoted``)
-    or with a marker line (``Locator.marked``)."""
+    or with a marker line (``Locator.marked``), and for a list the
+    separator-like characters its items hold (``Locator.marks``)."""
     texts: list[str] = []
     for example in examples:
         value = example_value(example, rule.field)
@@ -47,8 +49,10 @@ def with_kind(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:
                   if isinstance(v, str) and v.strip()]
     rule = dataclasses.replace(rule, quoted=any(opens_quote(v) for v in texts),
                                marked=any(block_marker(v) for v in texts))
-    if rule.many:  # an item may hold a comment where one of the examples' does
-        return dataclasses.replace(rule, comments=any(comment_tail(v) for v in texts))
+    if rule.many:  # an item may hold a comment, or a separator-like character, where one
+        # of the examples' does
+        return dataclasses.replace(rule, comments=any(comment_tail(v) for v in texts),
+                                   marks=item_marks(texts))
     values = [v.strip() for e in examples if isinstance(v := example_value(e, rule.field), str)
               and v.strip()]
     if not values:

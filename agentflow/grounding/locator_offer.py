@@ -55,6 +55,8 @@ def apply_locators(schema: Mapping[str, Any], locators: Mapping[str, Locator],
     new_props = dict(props)
     known = {n: v for n, v in (located or {}).items() if n in locators and not locators[n].many}
     for name, rule in locators.items():
+        if rule.number:
+            continue  # a number field keeps its number grounding (``locator_numbers``)
         prop = props.get(name)
         if isinstance(prop, Mapping) and name in known:
             offered = _allowed(_string_node(prop), [known[name]], source)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from agentflow.grounding.label_forms import quoted_unit
+from agentflow.grounding.list_separators import unsplit
 from agentflow.grounding.locator_places import is_gap
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.quotes import in_quotes
@@ -44,6 +45,7 @@ class LocatorPins(LocatorReading):
     head: str
     decimal: bool
     unit: bool
+    marks: str | None
 
     def pins(self, value: str) -> bool:
         """Whether the rule may pin ``value`` (a single value it finds, or a
@@ -58,7 +60,9 @@ class LocatorPins(LocatorReading):
         have read past the value; nor one wrapped in quotes where no example's
         value begins with a quoted string (``quoted``): its quotes may be the
         document's syntax; nor one that begins with a marker line no example's
-        value begins with (``marked``, ``block_marker``); nor one of another
+        value begins with (``marked``, ``block_marker``); nor a list's item
+        that holds a separator-like character no example's item holds
+        (``marks``: ``E203;W503`` may be two items); nor one of another
         quantity than every example's (``decimal``, ``unit``: ``agentflow.
         grounding.value_kinds``: a count ``3 items`` where each example's is
         an amount ``£117.60``, a bare ``2,400.00`` where each writes its
@@ -66,7 +70,9 @@ class LocatorPins(LocatorReading):
         with (``head``)."""
         unit = self.anchored and quoted_unit(self.left, self.right)  # its quotes end it
         if self.many:
-            return self.comments or unit or not comment_tail(value)
+            return (self.comments or unit or not comment_tail(value)) and (
+                self.marks is None or self.items or self.marker or unit
+                or not unsplit(value, self.marks))
         if (self.decimal and whole_numbers(value)) or (self.unit and bare_number(value)):
             return False
         whole = self.labelled and not self.right and GLUED_KEY.match(self.left) is not None

@@ -40,7 +40,8 @@ def _why_not_located(tp: Any) -> str:
     if isinstance(tp, type) and issubclass(tp, bool):
         return "a boolean: nothing in the document checks it"
     if isinstance(tp, type) and issubclass(tp, int | float | Decimal):
-        return "a number: checked against the numbers the document writes"
+        return ("a number the examples write after no key a rule held on: checked against "
+                "the numbers the document writes")
     if isinstance(tp, type) and issubclass(tp, dt.date):
         return "a date: checked against the dates the document writes"
     return "locators are learned for text fields and lists of text only"

@@ -270,6 +270,18 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins, LocatorFinds):
             beside its number (a currency sign or code, a unit): a bare
             number (``2,400.00``) is then offered, but never pinned.
 
+        marks: for a list, the separator-like characters (``,``, ``;``,
+            ``|``, a blank: ``agentflow.grounding.list_separators``) some
+            example's item holds, or ``None`` (not learned: any): an item
+            (not a list item's own text, ``items``, nor a numbered one's)
+            that holds another (``E203;W503``, ``E203,W503`` where the
+            examples write one item a line) may be several items the rule
+            did not split: it is offered, but never pinned (``pins``).
+        number: the field is a single number (``agentflow.grounding.
+            locator_numbers``): the rule reads the text the examples write
+            it with, after a key; its values are compared by value where
+            written plainly (``locator_numbers.number_text``), and never
+            offered by the grammar.
         elements: for a rule reading an element's content after its start tag
             (``<packaging>``) under ``parents``, the names of the elements
             the examples write beside it under that parent (letter case
@@ -329,3 +341,5 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins, LocatorFinds):
     row: tuple[str, ...] = ()
     beside: str | None = None
     elements: tuple[str, ...] = ()
+    marks: str | None = None
+    number: bool = False

@@ -16,7 +16,9 @@ says where its value is written, as literal text on the value's line:
   where no ``right`` has it gives no value: the rule cannot tell the
   value's own ``, `` from the examples');
 * ``split``: for a list written on one line (``Depends: a, b, c``), the
-  separator between its items;
+  separator between its items, read in any of its forms (``agentflow.
+  grounding.list_separators``: ``a,b`` too); a single number field learns
+  its rule after a key as well (``agentflow.grounding.locator_numbers``);
 * ``continued``: the value runs on over the **continuation lines** after its
   line (``agentflow.grounding.lines.continuation``: the lines right after it
   that are indented deeper than it, as RFC 822 / deb822 headers, DEP-5
@@ -190,6 +192,7 @@ from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_fields import locator_fields
 from agentflow.grounding.locator_kinds import example_shapes, with_kind
+from agentflow.grounding.locator_numbers import number_fields, numbers_as_written
 from agentflow.grounding.locator_offer import apply_locators
 from agentflow.grounding.locator_parts import grouped, headed
 from agentflow.grounding.locator_places import Seen, example_value
@@ -214,24 +217,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         return cached
     kept: dict[str, Locator] = {}
     for name, many in locator_fields(output_type):
-        rule, held = _context_rule(name, many, examples, None)
-        if rule is None:
-            if held:
-                continue  # its first places' rule held, but leave-one-out it did not
-            contextless = _contextless(name, many, examples)
-            if contextless is not None:
-                kept[name] = contextless
-                continue
-        rules = [] if rule is None else [rule]
-        for like in anchors(name, examples):  # the value written in several places: a
-            # rule from each other place too (``locator_twins``)
-            other, _ = _context_rule(name, many, examples, like)
-            if other is not None and other not in rules:
-                rules.append(other)
-        if rules:
-            rule = echoed(twinned(rules), examples)
-            beside = beside_context(rule, examples)  # the value written elsewhere too
-            kept[name] = rule if beside is None else dataclasses.replace(rule, beside=beside)
+        if (rule := _field_rule(name, many, examples)) is not None:
+            kept[name] = rule
     layout = tuple(sorted(set().union(*(layout_keys(e.text) for e in examples))))
     skeleton = tuple(sorted(frozenset.intersection(*(layout_keys(e.text) for e in examples))))
     lines = tuple(sorted(set().union(*(layout_lines(e.text) for e in examples))))
@@ -241,10 +228,40 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     names = [n for n, _ in locator_fields(output_type)]
     kept = {n: r if r.many or r.arg is not None or r.items else dataclasses.replace(
         r, row=shared_row(n, f"{r.left} {r.right_word}", names, examples)) for n, r in kept.items()}
+    for name in number_fields(output_type):  # a number after a key: its written text's rule
+        texts = numbers_as_written(examples, name)
+        rule = None if texts is None else _field_rule(name, False, texts)
+        if texts is not None and rule is not None and rule.labelled and rule.arg is None:
+            kept[name] = dataclasses.replace(_finished(
+                rule, texts, (layout, skeleton), lines, across), number=True)
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
     return kept
+
+
+def _field_rule(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:
+    """The rule of field ``name`` (a list: ``many``) that holds on ``examples``
+    (see the module docstring): its context rule (with its twins), else its
+    ``items`` or ``arg`` rule, else ``None``."""
+    rule, held = _context_rule(name, many, examples, None)
+    if rule is None:
+        if held:
+            return None  # its first places' rule held, but leave-one-out it did not
+        contextless = _contextless(name, many, examples)
+        if contextless is not None:
+            return contextless
+    rules = [] if rule is None else [rule]
+    for like in anchors(name, examples):  # the value written in several places: a
+        # rule from each other place too (``locator_twins``)
+        other, _ = _context_rule(name, many, examples, like)
+        if other is not None and other not in rules:
+            rules.append(other)
+    if not rules:
+        return None
+    rule = echoed(twinned(rules), examples)
+    beside = beside_context(rule, examples)  # the value written elsewhere too
+    return rule if beside is None else dataclasses.replace(rule, beside=beside)
 
 
 def _contextless(name: str, many: bool, examples: Sequence[CheckedExample]) -> Locator | None:

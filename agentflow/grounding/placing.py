@@ -171,11 +171,14 @@ def check_grounding(values: Sequence[GroundedValue], source: str,
     follows: dict[str, str] = {}  # path -> the path of the value it was placed after
     taken: set[Span] = set(prior)
     cursor = 0
+    # one value (a record's one grounded string): no other value to share its rule with,
+    # so none is keyed (a key hashes the marker, a dataclass: Python code) nor kept
+    alone = len(values) == 1
     for gv in values:
         if not gv.value.strip():
             result.empty.append((gv.path, gv.optional))
             continue
-        rule = context.rule(gv)
+        rule = context._locate(gv) if alone else context.rule(gv)
         if rule.failure is not None:
             kind, shown = rule.failure
             getattr(result, kind).append((gv.path, gv.value, shown))

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from agentflow.grounding.list_separators import separator_form
+
 __all__ = ["CLOSERS", "QUOTES", "in_quotes", "opens_quote", "past_escaped", "past_quote",
            "quoted_content", "read_items", "split_outside"]
 
@@ -138,23 +140,28 @@ def past_quote(text: str, start: int) -> int:
 
 
 def split_outside(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` (as ``str.split``), but not at one inside a
-    quoted string an item begins with (``past_quote``): ``"io, net", fix``
-    is ``['"io, net"', ' fix']``."""
+    """``text`` split at ``sep`` and its other forms (``agentflow.grounding.
+    list_separators.separator_form``: ``,`` with any blanks around it for
+    ``, ``; as ``str.split`` where it is written as learned), but not at one
+    inside a quoted string an item begins with (``past_quote``): ``"io,
+    net", fix`` is ``['"io, net"', 'fix']``."""
+    form = separator_form(sep)
     parts = []
     start = 0
-    while (at := text.find(sep, past_quote(text, start))) >= 0:
-        parts.append(text[start:at])
-        start = at + len(sep)
+    while (at := form.search(text, past_quote(text, start))) is not None:
+        parts.append(text[start:at.start()])
+        start = at.end()
     return [*parts, text[start:]]
 
 
 def read_items(raw: str, sep: str | None, *, unquote: bool = False) -> list[str]:
-    """The values of a located ``raw`` text: its items split at ``sep`` (one
-    item without it), each stripped, the empty ones left out; ``unquote``:
+    """The values of a located ``raw`` text: its items split at ``sep`` or
+    another of its forms (``agentflow.grounding.list_separators.
+    separator_form``; one item without it), each stripped, the empty ones left out; ``unquote``:
     split only outside quoted items (``split_outside``), and each item that
     is one quoted string read as its content (``quoted_content``)."""
-    parts = [raw] if not sep else split_outside(raw, sep) if unquote else raw.split(sep)
+    parts = [raw] if not sep else split_outside(raw, sep) if unquote else separator_form(
+        sep).split(raw)
     out = []
     for part in parts:
         span = quoted_content(part) if unquote else None

@@ -138,6 +138,12 @@ class Middleware:
     unset), so the agent skips this middleware for such calls (plain text
     calls); ``on_model_error`` runs either way."""
 
+    text_calls_only: ClassVar[bool] = False
+    """``True``: every stage is a no-op for a call that asks for an output
+    type, so the agent skips this middleware for such calls (each skipped
+    async stage saves a coroutine per request); ``on_model_error`` runs
+    either way."""
+
     def declared_tools(self) -> Sequence[ToolSpec]:
         """The tools this middleware declares for every call (in
         ``ex.call_tools``, at ``on_call_start``; it answers their calls),
@@ -202,6 +208,10 @@ class Hooks:
     """The table for a call that asks for no output on a state without an
     active structured-output tool: without the middleware whose
     ``output_calls_only`` is set (``None``: there are none, this table)."""
+    output: Hooks | None = None
+    """The table for a call that asks for an output type: without the
+    middleware whose ``text_calls_only`` is set (``None``: there are none,
+    this table)."""
     declaring: tuple[Middleware, ...] = ()
     """The middleware that override ``declared_tools`` (asked at each output
     call whether they declare any: the answer may change between calls); a
@@ -221,12 +231,15 @@ def hooks_for(middleware: list[Middleware], cached: Hooks | None = None) -> Hook
         return cached
     source = list(middleware)
     plain = [m for m in source if not getattr(m, "output_calls_only", False)]
-    return _table(source, _table(plain) if len(plain) < len(source) else None)
+    typed = [m for m in source if not getattr(m, "text_calls_only", False)]
+    return _table(source, _table(plain) if len(plain) < len(source) else None,
+                  _table(typed) if len(typed) < len(source) else None)
 
 
-def _table(source: list[Middleware], text: Hooks | None = None) -> Hooks:
+def _table(source: list[Middleware], text: Hooks | None = None,
+           output: Hooks | None = None) -> Hooks:
     start, pre, chunk, post, acting, end = (
         tuple(m for m in source if _overrides(m, stage)) for stage in _STAGES)
     unread = tuple(m for m in chunk if not getattr(m, "chunks_for_deltas_only", False))
     declaring = tuple(m for m in source if _overrides(m, "declared_tools"))
-    return Hooks(source, start, pre, chunk, post, acting, end, unread, text, declaring)
+    return Hooks(source, start, pre, chunk, post, acting, end, unread, text, output, declaring)

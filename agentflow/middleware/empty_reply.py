@@ -78,6 +78,8 @@ class EmptyReplyContinuation(Middleware):
     raises ``EmptyReplyError`` (the module docstring has the table and what
     memory keeps)."""
 
+    text_calls_only = True  # a call with an output type is the engine's (post_reasoning)
+
     async def pre_reasoning(self, ex: CallExecution, request: ModelRequest) -> None:
         prompt = ex.extra.get(_KEY)
         if prompt:  # this step's request again, with the prompt (never in memory)

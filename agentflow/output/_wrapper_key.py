@@ -42,10 +42,15 @@ def schema_echo(inner: Mapping[str, Any], props: Mapping[str, Any], *,
     naming a type. Such an object is no answer even where every field takes
     an object (``spec: dict`` would be ``{"type": "object", ...}``):
     ``envelopes.unwrapped`` leaves it, and validation asks the model again."""
-    return bool(inner) and all(
-        isinstance(value, Mapping) and bool(value) and (_bare(value) == _bare(props.get(key)) or (
-            not exact and set(value) <= _SCHEMA_WORDS and bool(set(value) & _NODE_WORDS)))
-        for key, value in inner.items())
+    if not inner:
+        return False
+    for key, value in inner.items():  # (a loop, not all() of a generator: the first value
+        # that is no schema node, as a real answer's is, ends it with no generator made)
+        if not (isinstance(value, Mapping) and value and (
+                _bare(value) == _bare(props.get(key)) or (
+                    not exact and set(value) <= _SCHEMA_WORDS and set(value) & _NODE_WORDS))):
+            return False
+    return True
 
 
 def _bare(node: Any) -> Any:

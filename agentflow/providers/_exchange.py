@@ -32,7 +32,7 @@ from agentflow.errors import (
 )
 from agentflow.providers._payload import NOT_PARSED
 from agentflow.providers._streams import HeadedResponse
-from agentflow.ratelimit import RateLease
+from agentflow.ratelimit import RateGovernor, RateLease
 
 if TYPE_CHECKING:
     from agentflow.providers._http_settings import HttpSettings
@@ -55,8 +55,10 @@ class ExchangeClient(Protocol):
         raw: bytes | None,
     ) -> tuple[str, bytes, Mapping[str, str] | None]: ...
 
-    async def _admit(self, body: Mapping[str, Any], payload: bytes,
-                     media: tuple[int, int] = (0, 0)) -> RateLease | None: ...
+    governor: RateGovernor | None
+
+    def _admit_now(self, body: Mapping[str, Any], payload: bytes,
+                   media: tuple[int, int] = (0, 0)) -> tuple[RateLease | None, float]: ...
 
     async def _send(
         self, method: str, url: str, payload: bytes, headers: Mapping[str, str] | None,
@@ -119,8 +121,8 @@ class Exchange:
             ``BadRequestError`` (never sent) for a body JSON cannot carry.
     """
 
-    __slots__ = ("_client", "_deadline_s", "_lease", "_request", "_response", "_scope", "_view",
-                 "parsed")
+    __slots__ = ("_client", "_deadline_s", "_lease", "_request", "_response", "_scope", "parsed",
+                 "response")
 
     def __init__(self, client: ExchangeClient, path: str, body: Mapping[str, Any],
                  options: dict[str, Any]) -> None:
@@ -131,15 +133,16 @@ class Exchange:
         self._deadline_s: float | None = options["deadline"]
         self._response: aiohttp.ClientResponse | None = None
         self._lease: RateLease | None = None
-        self._view: aiohttp.ClientResponse | None = None  # what ``start`` returned
+        self.response: aiohttp.ClientResponse | None = None
+        """What ``start`` returned (and entering gives), until the exchange ends."""
         self.parsed: Any = NOT_PARSED
         """The reply's whole body parsed as JSON, once started, when the HTTP
         layer read it to check it (a vendor's ``BodyErrorCheck``): take it
         rather than parse the body again (``NOT_PARSED`` otherwise)."""
 
     async def __aenter__(self) -> aiohttp.ClientResponse:
-        if self._view is not None:  # ``start`` sent it already
-            return self._view
+        if self.response is not None:  # ``start`` sent it already
+            return self.response
         return await self.start()
 
     async def start(self) -> aiohttp.ClientResponse:
@@ -163,7 +166,9 @@ class Exchange:
             path, body, options = request
             del request
             url, payload, headers = client._prepare(path, body, options["headers"], options["raw"])
-            lease = await client._admit(body, payload, options["media"])
+            lease, tokens = client._admit_now(body, payload, options["media"])
+            if lease is None and client.governor is not None:  # no room now: wait for it
+                lease = await client.governor.admit(tokens)
             del body  # sent from here on as ``payload``: the body is not kept
             method = options["method"]
             timeout = client._whole_timeout if options["whole"] and deadline is not None else None
@@ -185,7 +190,7 @@ class Exchange:
         client._open.add(response)  # until released: aclose() fails its reader
         if head:  # the response's stand-in, typed as the response
             response = HeadedResponse(head, response)  # type: ignore[assignment]
-        self._view = response
+        self.response = response
         return response
 
     async def __aexit__(
@@ -194,8 +199,19 @@ class Exchange:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        self.end(exc)
+        return False
+
+    def end(self, exc: BaseException | None) -> None:
+        """Leave the exchange (``__aexit__``'s body, with no coroutine: a caller
+        that started it with ``start`` may end it so, ``exc`` in flight or
+        ``None``): the response and the lease released, the deadline's scope
+        left. Returns when ``exc`` goes on as it is (the caller raises it).
+
+        Raises: as the class says for exit (the typed error ``exc`` stands for).
+        """
         response, lease = self._response, self._lease
-        self._response = self._lease = self._view = None
+        self._response = self._lease = self.response = None
         error = exc
         try:
             if exc is None:
@@ -222,7 +238,6 @@ class Exchange:
         if error is not exc:
             assert error is not None
             raise error
-        return False
 
     def _leave(self, exc: BaseException | None, *, started: bool) -> None:
         """Leave the deadline scope with ``exc`` in flight, as ``async with``

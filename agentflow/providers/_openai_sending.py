@@ -146,7 +146,11 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
             return
         exchange, streaming = started
         window = self._profile.context_window
-        async with exchange as response:
+        # ``async with exchange``, spelled out: started already, it is ended
+        # (``Exchange.end``) with no coroutine for entering or leaving it
+        response = exchange.response
+        assert response is not None  # (started)
+        try:
             # the HTTP layer's parse of a whole body, when it made one (never of a stream)
             data = exchange.parsed
             if (data is not NOT_PARSED and reads == "plain" and not markup.active
@@ -161,14 +165,19 @@ class OpenAISending(OpenAIRequestHooks, OpenAIReplyHooks):
                     reply.usage = usage
                 if plain.reason is not None:
                     reply.add(FinishChunk(plain.reason, "", plain.model, plain.reply_id))
-                return
-            source = await self._reply_source(exchange, response, streaming, markup, messages)
-            if isinstance(source, list):
-                for chunk in source:
-                    reply.add(chunk)
-                return
-            async for chunk in source:
-                reply.add(chunk)
+            else:
+                source = await self._reply_source(exchange, response, streaming, markup,
+                                                  messages)
+                if isinstance(source, list):
+                    for chunk in source:
+                        reply.add(chunk)
+                else:
+                    async for chunk in source:
+                        reply.add(chunk)
+        except BaseException as exc:
+            exchange.end(exc)
+            raise
+        exchange.end(None)
 
     async def _start(
         self, messages: Sequence[Msg], tools: Sequence[ToolSpec], options: GenerateOptions

@@ -1,6 +1,6 @@
 """Sending one request of ``HttpClient`` (``agentflow.providers._http``), the
 steps ``Exchange`` takes: the request built (``_prepare``: URL, JSON payload,
-headers), admitted by the rate governor (``_admit``), sent once (``_send``: a
+headers), admitted by the rate governor (``_admit_now``), sent once (``_send``: a
 3xx is a ``RedirectError``, a 4xx/5xx the vendor's mapped error, a 2xx body a
 vendor's ``BodyErrorCheck`` flags its error, a 2xx that is empty or an HTML
 page, a whole body whose JSON is cut off or malformed, or an event stream
@@ -121,20 +121,22 @@ class RequestSteps:
         register_credentials(headers)
         return url, payload, {**self._headers, **headers}
 
-    async def _admit(self, body: Mapping[str, Any], payload: bytes,
-                     media: tuple[int, int] = (0, 0)) -> RateLease | None:
-        """The governor's admission for this request (``None`` without a governor):
-        the payload's characters less the media blocks' base64, as text, plus the
-        media's own tokens (``media``, see ``open``)."""
+    def _admit_now(self, body: Mapping[str, Any], payload: bytes,
+                   media: tuple[int, int] = (0, 0)) -> tuple[RateLease | None, float]:
+        """The governor's admission for this request when it may go out at once
+        (``(None, 0.0)`` without a governor), else ``(None, tokens)``: then
+        ``await self.governor.admit(tokens)`` (no coroutine for the common
+        case). ``tokens``: the payload's characters less the media blocks'
+        base64, as text, plus the media's own tokens (``media``, see ``open``)."""
         governor = self.governor
         if governor is None:
-            return None
+            return None, 0.0
         cap = body.get("max_tokens", body.get("max_completion_tokens"))
         media_tokens, media_chars = media
         tokens = estimate_request_tokens(
             len(payload) - media_chars, cap if isinstance(cap, int) else None,
             governor.typical_output_tokens, media_tokens=media_tokens)
-        return governor.admit_now(tokens) or await governor.admit(tokens)
+        return governor.admit_now(tokens), tokens
 
     def _observe(self, lease: RateLease | None, response: aiohttp.ClientResponse) -> None:
         """Tell the governor what the reply's rate-limit headers said."""
@@ -243,7 +245,15 @@ class RequestSteps:
             return response, NOT_PARSED, head
         parsed = NOT_PARSED
         if self._body_error is not None:
-            body = await self._read_whole(response)
+            try:  # the whole body, under the request's timeouts; released on failure
+                body = await response.read()
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                raise self._read_failed(
+                    response, exc, f"while reading the reply from {self.vendor}",
+                    f"the reply from {self.vendor} broke") from exc
+            except BaseException:  # cancelled (the deadline): nobody reads it
+                response.release()
+                raise
             kind = response.headers.get("Content-Type", "")
             try:  # parsed once: the vendor's check reads it, the adapter takes it
                 data = orjson.loads(body)  # (Exchange.parsed)
@@ -286,24 +296,6 @@ class RequestSteps:
             return ProviderTimeoutError(f"no data for {self.settings.read_timeout}s {when}",
                                         vendor=self.vendor)
         return ProviderConnectionError(f"{broke}: {type(exc).__name__}", vendor=self.vendor)
-
-    async def _read_whole(self, response: aiohttp.ClientResponse) -> bytes:
-        """``response``'s whole body (a reply the vendor's ``BodyErrorCheck``
-        reads), under the request's timeouts; ``response`` is released on
-        failure.
-
-        Raises:
-            ProviderTimeoutError: no data for ``read_timeout`` seconds.
-            ProviderConnectionError: the body broke off.
-        """
-        try:
-            return await response.read()
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise self._read_failed(response, exc, f"while reading the reply from {self.vendor}",
-                                    f"the reply from {self.vendor} broke") from exc
-        except BaseException:  # cancelled (the deadline): nobody reads it
-            response.release()
-            raise
 
     async def _stream_head(self, response: aiohttp.ClientResponse, ndjson: bool | None
                            ) -> bytes:

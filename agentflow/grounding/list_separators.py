@@ -1,0 +1,73 @@
+"""The separator between a list's items written on one line, as a class of
+forms: a locator learns the one its examples write (``Locator.split``:
+``, `` of ``ignore = E203, W503``), and a document may write the same
+punctuation with other blanks around it (``ignore = E261,E731,W503``,
+``a ; b``, ``x|y``). Read exactly, such a list came back one item,
+``E261,E731,W503``, and was pinned as the list.
+
+* ``separator_form``: the forms a learned separator matches. A list mark
+  (``,``, ``;`` or ``|``, alone but for blanks) with any blanks (spaces,
+  tabs) around it, none included; any other separator with each run of
+  blanks in it as any run of blanks, at least one (`` - `` never splits
+  ``GPL-2.0``, `` / `` never ``a/b``, `` and `` never ``sandbox``); one of
+  blanks alone as written (a tab between items that hold spaces).
+* ``item_marks`` / ``unsplit``: the separator-like characters (the list
+  marks and a blank) an item may hold. A list item that holds one no item of
+  the examples holds may be a list the rule did not split (``E203;W503``
+  under a rule split by ``, ``; ``E203,W503`` on one line of a list the
+  examples write one item a line; ``E203 W503``): it is offered, never
+  pinned (``agentflow.grounding.locator_pins``). Only where the examples'
+  items are single tokens (none holds a blank): a phrase's punctuation is
+  its own (``Free Software Foundation, Inc.``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+__all__ = ["LIST_MARKS", "item_marks", "separator_form", "unsplit"]
+
+LIST_MARKS = ",;|"
+"""The punctuation lists write between their items, with any blanks around it."""
+
+_LIKE = LIST_MARKS + " \t"
+"""The characters an item that is a list the rule did not split holds: a list
+mark, or a blank."""
+
+_BLANKS = re.compile(r"[ \t]+")
+
+
+@functools.lru_cache(maxsize=64)
+def separator_form(sep: str) -> re.Pattern[str]:
+    """The pattern of the forms of separator ``sep`` (see the module
+    docstring): ``, `` -> ``[ \\t]*,[ \\t]*``; `` - `` -> ``[ \\t]+-[ \\t]+``;
+    `` `` -> `` ``. No groups: ``pattern.split`` gives the items alone."""
+    core = sep.strip(" \t")
+    if not core:
+        return re.compile(re.escape(sep))
+    if len(core) == 1 and core in LIST_MARKS:
+        return re.compile(r"[ \t]*" + re.escape(core) + r"[ \t]*")
+    parts = _BLANKS.split(sep)
+    return re.compile(r"[ \t]+".join(re.escape(p) for p in parts))
+
+
+def item_marks(items: Iterable[str]) -> str:
+    """The separator-like characters (``LIST_MARKS`` and blanks) some of
+    ``items`` hold inside (each stripped), in ``LIST_MARKS`` order (``""``:
+    none)."""
+    inner = {c for item in items for c in item.strip()}
+    return "".join(c for c in _LIKE if c in inner)
+
+
+def unsplit(item: str, marks: str) -> bool:
+    """Whether ``item`` (stripped) holds a separator-like character not in
+    ``marks`` (``item_marks`` of the examples' items): it may be several
+    items the rule read as one. Never where the examples' items are phrases
+    (some holds a blank): a phrase's own punctuation is no separator
+    (``Free Software Foundation, Inc.``, Debian's alternatives ``gpgv |
+    gpgv2`` beside ``libc6 (>= 2.34)``)."""
+    if " " in marks or "\t" in marks:
+        return False
+    return any(c in _LIKE and c not in marks for c in item.strip())

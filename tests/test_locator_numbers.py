@@ -1,0 +1,106 @@
+"""A number written after a key learns the rule a string there does, and is
+pinned by value where written plainly (newcomer24 probe: ``max_line_length =
+100`` was flagged in 10 of 10 INI documents, right or not)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from agentflow import Derived, Example
+from agentflow.extraction.confidence import (
+    DISAGREES,
+    GROUNDED,
+    HELD,
+    REVIEW_BELOW,
+    field_confidence,
+)
+from agentflow.grounding.locator_numbers import number_fields, number_text
+from agentflow.grounding.locator_offer import apply_locators
+from agentflow.grounding.locator_report import learned_lines
+from agentflow.grounding.locators import Locator, learn_locators
+from agentflow.output.examples import check_examples
+
+
+class Lint(BaseModel):
+    name: str | None = Field(None, description="the name key")
+    max_line_length: int | None = Field(None, description="max-line-length in [flake8]")
+    ratio: float | None = Field(None, description="the ratio key")
+    strict: bool | None = Field(None, description="the strict key")
+    count: Annotated[int | None, Derived()] = Field(None, description="how many keys")
+
+
+EXAMPLES = [
+    Example("[metadata]\nname = widgetlib\n\n[flake8]\nmax-line-length = 88\nratio = 0.75\n"
+            "strict = 1\n",
+            Lint(name="widgetlib", max_line_length=88, ratio=0.75, strict=True, count=3)),
+    Example("[flake8]\nexclude = .git\nmax-line-length=120\nratio = 1.5\n\n[metadata]\n"
+            "name = quux\n", Lint(name="quux", max_line_length=120, ratio=1.5, count=4)),
+]
+
+
+def _rules() -> dict[str, Locator]:
+    return learn_locators(check_examples(EXAMPLES, Lint), Lint)
+
+
+def _confidence(doc: str, **values: object) -> dict[str, float]:
+    confidence, _ = field_confidence(Lint.model_validate(values), doc, {}, _rules())
+    return confidence
+
+
+def test_a_number_after_a_key_learns_a_rule_and_is_pinned_by_value() -> None:
+    rules = _rules()
+    assert number_fields(Lint) == ["max_line_length", "ratio"]  # no bool, no Derived()
+    rule = rules["max_line_length"]
+    assert rule.number and rule.labelled and rule.group == "[flake8]"
+    doc = "[flake8]\n# max-line-length = 79\nmax-line-length = 100\n\n[pycodestyle]\n" \
+          "max-line-length = 79\n"
+    assert rule.values(doc) == ["100"]
+    assert _confidence(doc, max_line_length=100)["max_line_length"] == HELD
+    assert _confidence(doc, max_line_length=79)["max_line_length"] == DISAGREES
+    assert _confidence("[flake8]\nmax-line-length : 110\n", max_line_length=110)[
+        "max_line_length"] == HELD
+    assert "strict" not in rules and "count" not in rules
+
+
+def test_a_number_is_compared_by_value_only_where_written_plainly() -> None:
+    doc = "[flake8]\nratio = 3.14159\nmax-line-length = 1,200\n"
+    confidence = _confidence(doc, ratio=3.14159, max_line_length=1200)
+    assert confidence["ratio"] == HELD
+    # another convention: the rule cannot compare it, grounding alone scores it
+    assert confidence["max_line_length"] == GROUNDED
+    # a rounded float is not the number written
+    assert _confidence(doc, ratio=3.14)["ratio"] < REVIEW_BELOW
+    assert number_text(["88.0"], 88) == "88.0" and number_text(["88.5"], 88) == "88"
+    assert number_text(["80%"], 80) is None and number_text(["x"], 1) is None
+    assert number_text([], Decimal("1.50")) == "1.50"
+
+
+def test_the_grammar_keeps_offering_a_number_field_any_number_it_writes() -> None:
+    schema = {"type": "object", "properties": {
+        "max_line_length": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}
+    doc = "[flake8]\nmax-line-length = 100\n"
+    assert apply_locators(schema, _rules(), doc) == schema
+
+
+def test_the_learned_lines_name_the_number_rule() -> None:
+    checked = check_examples(EXAMPLES, Lint)
+    lines = learned_lines(learn_locators(checked, Lint), checked, Lint)
+    assert any(line.startswith("learned: max_line_length: ") for line in lines), lines
+    assert any(line.startswith("no rule: strict (a boolean") for line in lines), lines
+
+
+class Talk(BaseModel):
+    seats: int | None = Field(None, description="how many seats")
+
+
+def test_a_number_written_in_prose_gets_no_rule_and_says_why() -> None:
+    examples = check_examples([Example("The hall has 120 seats.\n", Talk(seats=120)),
+                               Example("Room B: 40 seats left\n", Talk(seats=40))], Talk)
+    rules = learn_locators(examples, Talk)
+    assert rules == {}
+    assert learned_lines(rules, examples, Talk) == [
+        "no rule: seats (a number the examples write after no key a rule held on: checked "
+        "against the numbers the document writes)"]
