@@ -286,8 +286,12 @@ async def resolve_approvals(agent: ReActAgent, state: AgentState,
         MCPNotRunningError (a ``UsageError``): a tool source of the agent
             cannot give its tools (an MCP server outside its ``async
             with``); nothing is decided.
+        ArgumentTypeError: (a ``TypeError``) ``progress`` is not a function
+            or ``None``; nothing is decided (a tool's report would fail it after
+            its claim was saved).
         as ``checkpoint`` (e.g. ``StateConflictError``: nothing ran).
     """
+    check_function("progress", progress, "a function (ToolProgress -> None)", optional=True)
     index, calls = _check_decisions(state, decisions)
     _check_runnable(agent, calls, decisions)
     outcomes: dict[str, ToolResultBlock] = {}

@@ -125,8 +125,8 @@ class FinishChunk:
     value; ``response_model`` / ``response_id``: the model that answered and
     the reply's id, where the vendor says (for tracing); ``detail``: the
     vendor's own words on why, where it gives any beyond the reason (a
-    refusal's category and explanation: Anthropic's ``stop_details``), else
-    ``""``."""
+    refusal's category and explanation; each adapter says where it reads
+    them), else ``""``."""
 
     reason: FinishReason
     raw: str = ""

@@ -20,9 +20,8 @@ class Usage:
     ``input_tokens`` counts every prompt token (cached ones included);
     ``cached_tokens`` the part served from a prompt cache (cache reads);
     ``cache_write_tokens`` the part written to one (cache writes, which
-    vendors bill above plain input: Anthropic's ``cache_creation_input_tokens``
-    at 1.25x or 2x, OpenRouter's ``prompt_tokens_details.cache_write_tokens``);
-    ``reasoning_tokens``
+    vendors that report them bill above plain input; each adapter says which
+    field it reads them from); ``reasoning_tokens``
     the part of ``output_tokens`` spent thinking. ``requests`` counts model
     requests summed into this value.
 

@@ -58,3 +58,21 @@ async def test_stream_with_store_streams_it_before_the_calls_result(tmp_path: Pa
     assert kinds[:4] == [CallStarted, ToolProgress, ToolProgress, ToolResult]
     assert [e for e in events if isinstance(e, ToolProgress)] == EXPECTED
     assert isinstance(events[-1], Complete) and events[-1].message.text == "done"
+
+
+async def test_a_progress_that_is_no_function_is_refused_before_anything_is_decided() -> None:
+    """``progress="log"`` was taken: the approved tool's first report raised
+    inside it, after its claim was saved, so the approval was spent on an
+    error result. It is an ``ArgumentTypeError`` now, and the call still waits."""
+    import pytest
+
+    from agentflow import ArgumentTypeError
+
+    agent, state = _agent(), AgentState()
+    [e async for e in agent.stream("copy", state=state)]
+    with pytest.raises(ArgumentTypeError, match="progress must be a function"):
+        await resolve_approvals(agent, state, {"c1": Approve()},
+                                progress="log")  # type: ignore[arg-type]
+    assert [c.id for c in pending_calls(state)] == ["c1"]
+    (result,) = await resolve_approvals(agent, state, {"c1": Approve()})
+    assert result.output == "copied 2"

@@ -305,6 +305,32 @@ def test_a_profile_field_of_the_wrong_kind_is_named_where_it_is_made(
         ModelProfile().with_(**fields)
 
 
+def test_options_tool_choices_and_profiles_use_the_one_argument_check() -> None:
+    """``check_options``, ``ToolChoice`` and ``ModelProfile`` raise the
+    mechanism's own errors (``ArgumentTypeError`` / ``ArgumentValueError``),
+    as every other public argument check: a caller catching those caught
+    every other bad argument but a negative temperature, a bad tool choice
+    mode or a profile set given as one str (plain ``ValueError`` /
+    ``TypeError`` before)."""
+    from agentflow import GenerateOptions, ModelProfile, ToolChoice
+    from agentflow.model_options import check_options
+
+    for fields, error, _ in OPTIONS:
+        kind = ArgumentTypeError if error is TypeError else ArgumentValueError
+        with pytest.raises(kind):
+            check_options(GenerateOptions(**fields))
+    for fields, error, _ in PROFILES:
+        kind = ArgumentTypeError if error is TypeError else ArgumentValueError
+        with pytest.raises(kind):
+            ModelProfile(**fields)
+    with pytest.raises(ArgumentValueError):
+        ToolChoice("always")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError):
+        ToolChoice("specific")
+    with pytest.raises(ArgumentTypeError, match=r"ToolChoice\.mode must be one of"):
+        ToolChoice(["auto"])  # type: ignore[arg-type]  # was: unhashable type: 'list'
+
+
 def test_a_profile_set_given_as_a_list_is_kept_as_a_frozenset() -> None:
     from agentflow import ModelProfile
 
@@ -347,3 +373,20 @@ async def test_a_call_without_an_output_still_names_a_bad_strategy_or_examples(
         [e async for e in agent.stream("hi", **arguments)]
     assert model.requests == []
     assert (await agent.call("hi", strategy="tool")).text == '{"title": null}'
+
+
+@pytest.mark.parametrize(("arguments", "error", "message"), [
+    ({"timeout": "5"}, ArgumentTypeError, "timeout must be a number of seconds > 0 or None"),
+    ({"timeout": -1}, ArgumentValueError, "timeout must be a number of seconds > 0 or None"),
+    ({"timeout": float("nan")}, ArgumentValueError, "timeout must be a number of seconds"),
+    ({"progress": "log"}, ArgumentTypeError, "progress must be a function or None"),
+])
+async def test_call_tool_checks_its_arguments_as_the_constructor_does(
+        arguments: dict[str, Any], error: type[Exception], message: str) -> None:
+    """``MCPServer(timeout="5")`` was named; ``call_tool(..., timeout="5")`` met
+    Python's own error inside the call (the read limits' ``max``,
+    ``_call_reads``; the SDK's timer), a negative timeout failed the call at
+    once as a timeout, and a ``progress`` that is no function failed at the
+    server's first notification."""
+    with pytest.raises(error, match=re.escape(message)):
+        await _server().call_tool("add", {"a": 1}, **arguments)

@@ -240,6 +240,7 @@ async def test_a_submission_refused_for_a_wrong_key_stops_the_run(fake: OpenAIFa
 @pytest.mark.parametrize(("setting", "value"), [
     ("poll_initial", 0.0), ("poll_initial", -1.0), ("poll_initial", float("nan")),
     ("poll_initial", float("inf")), ("poll_max", 1.0), ("poll_max", float("nan")),
+    ("poll_max", float("-inf")), ("max_wait", float("-inf")), ("max_wait", 0.0),
     ("poll_factor", 0.5), ("flush_after", -1.0), ("max_resubmits", -1), ("max_inflight", 0),
 ])
 def test_settings_that_would_hammer_the_vendor_are_refused(setting: str, value: Any) -> None:

@@ -96,12 +96,12 @@ class BatchSettings:
         check_flag("BatchSettings.batch_only", self.batch_only)
         check_number("BatchSettings.poll_initial", self.poll_initial,
                      "a number of seconds > 0", lambda v: v > 0)
-        if not (isinstance(self.poll_max, int | float) and math.isinf(self.poll_max)):
+        if not _forever(self.poll_max):  # (+inf: no cap; -inf is refused)
             check_number("BatchSettings.poll_max", self.poll_max,
                          "a number of seconds >= poll_initial", lambda v: v >= self.poll_initial)
         check_number("BatchSettings.poll_factor", self.poll_factor, "a number >= 1",
                      lambda v: v >= 1)
-        if not (isinstance(self.max_wait, int | float) and math.isinf(self.max_wait)):
+        if not _forever(self.max_wait):
             check_number("BatchSettings.max_wait", self.max_wait, "a number of seconds > 0",
                          lambda v: v > 0, optional=True)
         check_number("BatchSettings.flush_after", self.flush_after, "a number of seconds >= 0",
@@ -111,3 +111,9 @@ class BatchSettings:
         check_optional("BatchSettings.journal", self.journal, str, "a str (a file path)")
         check_function("BatchSettings.on_progress", self.on_progress, optional=True)
         check_function("BatchSettings.on_usage", self.on_usage, optional=True)
+
+
+def _forever(value: object) -> bool:
+    """``value`` is ``+inf`` (a setting with no bound); ``-inf`` is not, so the
+    setting's check refuses it."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == math.inf

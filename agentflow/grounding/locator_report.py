@@ -12,7 +12,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from agentflow.grounding.locator_places import example_value, places_at, seen_at
+from agentflow.grounding.locator_places import example_value, places_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.grounding.locators import is_loose, learn_locator, locator_fields
 from agentflow.grounding.marked_types import is_derived, is_union, object_fields, unwrap_annotated
@@ -104,21 +104,12 @@ def _no_place(name: str, many: bool, examples: Sequence[CheckedExample], filled:
     write the value first elsewhere, ``# Polish translations`` above
     ``Language-Team: Polish``); one: no rule read there held on each (its end,
     leave-one-out); one example: it alone teaches a rule only after a key."""
-    befores: list[str] = []
-    for example in examples:
-        value = example_value(example, name)
-        items = [v for v in (value if many and isinstance(value, list) else [value])
-                 if isinstance(v, str) and v.strip()]
-        seen = seen_at(items[0].strip(), example.text) if items else None
-        if seen is not None:
-            before = seen.before[len(seen.lead):]
-            befores.append(before[-_SHOWN:] if len(before) > _SHOWN else before)
     if filled == 1:  # every place the one example writes it (not only a twin's first)
-        shown = list(dict.fromkeys(_place(b) for b in _befores(name, many, examples)))
+        shown = list(dict.fromkeys(_place(b) for b in _befores(name, many, examples, every=True)))
         where = f", {' and '.join(shown[:_PLACES])}" if shown else ""
         return (f"only 1 example fills it{where}: one example teaches a rule only after a key "
                 f"such as 'Key: ' or 'key = ' that holds")
-    places = [_place(before) for before in dict.fromkeys(befores)]
+    places = [_place(before) for before in dict.fromkeys(_befores(name, many, examples))]
     if len(places) > 1:
         return (f"the {filled} examples filling it write it first {' and '.join(places)}: "
                 f"no common place that held on each")
@@ -126,17 +117,21 @@ def _no_place(name: str, many: bool, examples: Sequence[CheckedExample], filled:
     return f"the {filled} examples filling it write it{where}, but no rule read there held on each"
 
 
-def _befores(name: str, many: bool, examples: Sequence[CheckedExample]) -> list[str]:
-    """The text before each place (``locator_places.places_at``) where the
-    examples write field ``name``'s value (its first item), in order: an
-    example that writes it twice (``<AssemblyName>Ledger.Cli`` and
-    ``<RootNamespace>Ledger.Cli``) is shown both, not only the first."""
+def _befores(name: str, many: bool, examples: Sequence[CheckedExample], *,
+             every: bool = False) -> list[str]:
+    """The text before the place where each example writes field ``name``'s
+    value (its first item) first, on its line (``locator_places.seen_at``, the
+    place a rule is learned from), in order; with ``every``, before each place
+    (``places_at``): an example that writes it twice
+    (``<AssemblyName>Ledger.Cli`` and ``<RootNamespace>Ledger.Cli``) is shown
+    both, not only the first."""
     befores: list[str] = []
     for example in examples:
         value = example_value(example, name)
         items = [v for v in (value if many and isinstance(value, list) else [value])
                  if isinstance(v, str) and v.strip()]
-        for seen in places_at(items[0].strip(), example.text) if items else ():
+        places = places_at(items[0].strip(), example.text) if items else []
+        for seen in places if every else places[:1]:  # (the first: ``seen_at``'s)
             before = seen.before[len(seen.lead):]
             befores.append(before[-_SHOWN:] if len(before) > _SHOWN else before)
     return befores

@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError as SDKError
 from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
 from pydantic_core import to_jsonable_python
 
+from agentflow._arguments import check_function, check_number
 from agentflow._clean_text import clean_data
 from agentflow._secrets import mask_secrets
 from agentflow.errors import (
@@ -234,7 +235,14 @@ class ServerCalls:
             InvalidInputError: ``arguments`` hold a value JSON cannot carry
                 (``sendable``); nothing was sent.
             MCPNotRunningError: the server is not running.
+            ArgumentTypeError / ArgumentValueError: ``timeout`` is not a
+                number of seconds > 0 or ``None``, or ``progress`` not a
+                function or ``None`` (as the constructor's; nothing is sent).
         """
+        if not isinstance(timeout, _Default):
+            check_number("timeout", timeout, "a number of seconds > 0", lambda v: v > 0,
+                         optional=True)
+        check_function("progress", progress, optional=True)
         limit = self.timeout if isinstance(timeout, _Default) else timeout
         sent = sendable(self.name, name, arguments)
 

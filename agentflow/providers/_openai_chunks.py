@@ -52,6 +52,7 @@ _ABNORMAL_ENDS = frozenset({"length", "content_filter", "refusal", "error"})
 """The normalized reasons a router's ``native_finish_reason`` overrides a
 plain ``stop`` with (``ChunkParser.finish``)."""
 
+
 class ChunkParser:
     """Folds chat-completion payloads into ``ModelChunk``s, one parser per reply.
 
