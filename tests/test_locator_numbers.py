@@ -104,3 +104,24 @@ def test_a_number_written_in_prose_gets_no_rule_and_says_why() -> None:
     assert learned_lines(rules, examples, Talk) == [
         "no rule: seats (a number the examples write after no key a rule held on: checked "
         "against the numbers the document writes)"]
+
+
+class Offset(BaseModel):
+    name: str | None = Field(None, description="the name key")
+    offset: int | None = Field(None, description="the offset key")
+
+
+def test_a_sign_written_before_a_number_is_the_numbers_not_the_keys() -> None:
+    # the examples' values' sign once joined the rule's key (``offset = -``): the rule read
+    # ``7`` of ``offset = -7``, and a model's 7 (the sign dropped) held
+    examples = check_examples([
+        Example("[a]\nname = p\noffset = -5\n", Offset(name="p", offset=-5)),
+        Example("[a]\nname = q\noffset = -12\n", Offset(name="q", offset=-12))], Offset)
+    rules = learn_locators(examples, Offset)
+    doc = "[a]\noffset = -7\n"
+    assert rules["offset"].values(doc) == ["-7"]
+    for value, score in ((-7, HELD), (7, DISAGREES)):
+        confidence, _ = field_confidence(Offset(offset=value), doc, {}, rules)
+        assert confidence["offset"] == score, value
+    confidence, _ = field_confidence(Offset(offset=7), "[a]\noffset = +7\n", {}, rules)
+    assert confidence["offset"] == HELD
