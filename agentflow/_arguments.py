@@ -60,9 +60,10 @@ def wrong_type(name: str, what: str, value: Any, *, secret: bool = False,
 
 
 def wrong_value(name: str, what: str, value: Any, *, secret: bool = False,
-                ) -> ArgumentValueError:
-    """The error for ``value`` of the right type but a wrong value."""
-    return ArgumentValueError(f"{name} must be {what}, got {_got(value, secret)}")
+                error: type[ArgumentValueError] = ArgumentValueError) -> ArgumentValueError:
+    """The error for ``value`` of the right type but a wrong value (``error``:
+    a subclass, as for ``wrong_type``)."""
+    return error(f"{name} must be {what}, got {_got(value, secret)}")
 
 
 def check_int(name: str, value: Any, minimum: int, *, optional: bool = False) -> None:

@@ -174,6 +174,29 @@ class ReActAgent:
     def __repr__(self) -> str:
         return f"ReActAgent(name={self.name!r}, model={self.model.model_name!r})"
 
+    def __copy__(self) -> ReActAgent:
+        """``copy.copy``: a second agent sharing this one's model and tools."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """``pickle`` and ``copy.deepcopy``: refused with a clear ``TypeError``.
+
+        An agent holds live connections (its model's HTTP session, locks, an
+        embedded server), which cannot cross into another process: pickling
+        it failed deep inside with ``cannot pickle '_thread.lock' object``.
+
+        Raises:
+            TypeError: always; build the agent in each process instead.
+        """
+        raise TypeError(
+            f"a ReActAgent ({self.name!r}) holds live connections (its model's HTTP "
+            "session, locks) and cannot be pickled or deep-copied: build it in each "
+            "process instead. Pass Ray or multiprocessing a zero-argument function that "
+            "builds the agent (a factory; agentflow.ray.extract_dataset takes "
+            "model=\"vendor:model\" or a model factory), or the settings to build it from")
+
     async def aclose(self) -> None:
         """Close the model's resources (its HTTP session, an embedded server)."""
         aclose = getattr(self.model, "aclose", None)

@@ -45,9 +45,15 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentflow._arguments import check_function, check_list, wrong_type
 from agentflow._commit import finish, rearm_cancel
 from agentflow.acting import progress_of
-from agentflow.errors import AlreadyDecidedError, InvalidInputError, ToolNameError
+from agentflow.errors import (
+    AlreadyDecidedError,
+    ArgumentValueError,
+    InvalidInputError,
+    ToolNameError,
+)
 from agentflow.events import ApprovalRequested, ToolProgress, ToolResult, ToolUse
 from agentflow.messages import Msg, ToolResultBlock, ToolUseBlock
 from agentflow.middleware.base import Act, Middleware, ModelRequest
@@ -114,17 +120,22 @@ class RequireApproval(Middleware):
     kept (the agent's own ``bulk_delete`` is no renaming of ``delete``).
 
     Raises:
-        ValueError: neither or both of ``tools`` and ``needs``.
+        ArgumentValueError: neither or both of ``tools`` and ``needs`` (a ``ValueError``).
+        ArgumentTypeError: ``tools`` is one str (a single name: wrap it in a
+            list) or holds a name that is no str; ``needs`` is no function (a
+            ``TypeError``).
         ToolNameError (from the call): as above; nothing ran.
     """
 
     def __init__(self, tools: Collection[str] | None = None, *,
                  needs: Callable[[ToolUseBlock], bool] | None = None) -> None:
         if (tools is None) == (needs is None):
-            raise ValueError("pass tools (names) or needs (a predicate)")
-        if isinstance(tools, str):
-            raise TypeError(f"tools takes a collection of names, not a string: "
-                            f"RequireApproval({{{tools!r}}})")
+            raise ArgumentValueError("pass tools (names) or needs (a predicate)")
+        if tools is not None:
+            check_list("tools", tools, "tool names", kind=Collection)
+            if not all(isinstance(name, str) for name in tools):
+                raise wrong_type("tools", "a list of tool names (str)", tools)
+        check_function("needs", needs, "a function (ToolUseBlock -> bool)", optional=True)
         names = frozenset(tools or ())
         self._names = names
         self._needs = needs if needs is not None else (lambda call: call.name in names)

@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from agentflow._arguments import check_finite, check_instance, check_int, check_optional
+from agentflow._arguments import (
+    check_choice,
+    check_instance,
+    check_int,
+    check_number,
+    check_optional,
+    wrong_value,
+)
 from agentflow._slots_init import slot_init
 
 __all__ = [
@@ -22,7 +29,7 @@ __all__ = [
 ]
 
 ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "specific"]
-_MODES = frozenset(("auto", "none", "required", "specific"))
+_MODES = ("auto", "none", "required", "specific")
 NativeOutput: TypeAlias = Literal["json_schema", "json_object"]
 
 
@@ -45,12 +52,11 @@ class ToolChoice:
     REQUIRED: ClassVar[ToolChoice]
 
     def __post_init__(self) -> None:
-        if self.mode not in _MODES:
-            raise ValueError(f"ToolChoice.mode must be one of 'auto', 'none', 'required', "
-                             f"'specific', got {self.mode!r}")
-        if self.mode == "specific" and (not isinstance(self.name, str) or not self.name):
-            raise TypeError(f"ToolChoice('specific') needs the tool's name (a str), got "
-                            f"{self.name!r}")
+        check_choice("ToolChoice.mode", self.mode, _MODES)
+        if self.mode == "specific":
+            check_instance("ToolChoice.name", self.name, str, "the tool's name (a str)")
+            if not self.name:
+                raise wrong_value("ToolChoice.name", "the tool's name (not empty)", self.name)
 
     @staticmethod
     def specific(name: str) -> ToolChoice:
@@ -157,9 +163,8 @@ def check_options(options: GenerateOptions, name: str = "options") -> None:
     check_optional(f"{name}.response_format", options.response_format, ResponseFormat,
                    "a ResponseFormat")
     check_int(f"{name}.max_tokens", options.max_tokens, 1, optional=True)
-    check_finite(f"{name}.temperature", options.temperature, optional=True)
-    if options.temperature is not None and options.temperature < 0:
-        raise ValueError(f"{name}.temperature must be >= 0, got {options.temperature}")
+    check_number(f"{name}.temperature", options.temperature, "a number >= 0",
+                 lambda t: t >= 0, optional=True)
     for flag in ("parallel_tool_calls", "thinking", "stream", "logprobs"):
         check_optional(f"{name}.{flag}", getattr(options, flag), bool, "True, False")
     check_instance(f"{name}.extra", options.extra, Mapping, "a mapping of request fields")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
-from agentflow._arguments import check_choice, check_flag, check_int
+from agentflow._arguments import check_choice, check_flag, check_instance, check_int, wrong_type
 from agentflow.media.tokens import MediaTokens
 from agentflow.media.types import Modality
 from agentflow.model_options import NativeOutput, ToolChoiceMode
@@ -206,9 +206,10 @@ def _check(profile: ModelProfile) -> None:
     for name in _SETS:
         value = getattr(profile, name)
         if not isinstance(value, frozenset):
-            if isinstance(value, str) or not isinstance(value, set | list | tuple):
-                raise TypeError(f"ModelProfile.{name} must be a set of str, got "
-                                f"{type(value).__name__}")
+            if not isinstance(value, set | list | tuple):
+                raise wrong_type(f"ModelProfile.{name}", "a set of str", value)
             object.__setattr__(profile, name, frozenset(value))  # frozen: its own field
+        for item in getattr(profile, name):
+            check_instance(f"an item of ModelProfile.{name}", item, str, "a str")
     for mode in profile.tool_choice_modes:
         check_choice("a mode of ModelProfile.tool_choice_modes", mode, get_args(ToolChoiceMode))

@@ -16,6 +16,7 @@ its whole run); calls with separate states run fully in parallel.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,11 @@ __all__ = ["AgentState"]
 
 
 _FORMAT_VERSION = 1
+
+# Makes taking and giving back a state one step across threads: two threads'
+# event loops taking a free state at once both got it before. One lock for
+# every state (held for a few attribute reads and writes, never across an await).
+_HOLDING = threading.Lock()
 
 
 class AgentState:
@@ -73,9 +79,10 @@ class AgentState:
         without ``aclose`` is finalized in another task, which must be able to
         release it.
         """
-        if self._lock is None:
-            self._lock = anyio.Semaphore(0 if self._busy else 1)
-        return self._lock
+        with _HOLDING:
+            if self._lock is None:
+                self._lock = anyio.Semaphore(0 if self._busy else 1)
+            return self._lock
 
     async def acquire(self) -> None:
         """Take the state for one call, waiting while another call holds it.
@@ -91,25 +98,20 @@ class AgentState:
                 waited forever before.
         """
         loop = asyncio.get_running_loop()
-        if self._lock is None:
-            if not self._busy:
-                self._busy, self._holder_loop = True, loop
+        with _HOLDING:  # the check and the take, one step for every thread
+            if self._take(loop):
                 return
-        else:
-            try:
-                self._lock.acquire_nowait()
-                self._holder_loop = loop
-                return
-            except anyio.WouldBlock:
-                pass
-        if self._holder_loop is not None and self._holder_loop is not loop:
+            if self._lock is None:
+                self._lock = anyio.Semaphore(0)
+            holder, lock = self._holder_loop, self._lock
+        if holder is not None and holder is not loop:
             raise UsageError(
                 "this AgentState is held by a call running on another event loop (another "
                 "thread's asyncio.run, or call_sync's worker loop), which cannot hand it to "
                 "this one: make every call of a conversation from one loop (call_sync from "
                 "each thread does), or give each thread its own state (a store's, "
                 "agentflow.web.store)")
-        await self.lock.acquire()
+        await lock.acquire()
         self._holder_loop = loop
 
     def acquire_nowait(self) -> bool:
@@ -117,23 +119,31 @@ class AgentState:
         no coroutine); ``False``: held, then ``await acquire()``. Must be called
         on the running event loop, which it records as the holder's (as
         ``acquire`` does)."""
+        loop = asyncio.get_running_loop()
+        with _HOLDING:  # the check and the take, one step for every thread
+            return self._take(loop)
+
+    def _take(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Take the state for a call on ``loop`` when nobody holds it (only
+        under ``_HOLDING``)."""
         if self._lock is None:
             if not self._busy:
-                self._busy, self._holder_loop = True, asyncio.get_running_loop()
+                self._busy, self._holder_loop = True, loop
                 return True
             return False
         try:
             self._lock.acquire_nowait()
         except anyio.WouldBlock:
             return False
-        self._holder_loop = asyncio.get_running_loop()
+        self._holder_loop = loop
         return True
 
     def release(self) -> None:
         """Give the state back (``acquire``'s pair; wakes a waiting call)."""
-        self._busy = False
-        if self._lock is not None:
-            self._lock.release()
+        with _HOLDING:
+            self._busy = False
+            if self._lock is not None:
+                self._lock.release()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

@@ -1027,3 +1027,25 @@ async def test_a_chunk_hook_for_deltas_only_runs_under_stream_not_call():
     seen.clear()
     await collect(agent.stream("go"))
     assert ("partials", True) in seen and ("every", True) in seen
+
+
+def test_pickling_an_agent_says_to_build_it_in_each_process():
+    """Ray and multiprocessing pickle what they send to a worker: an agent holds
+    live connections (its model's HTTP session, locks), so pickling it failed
+    deep inside with ``cannot pickle '_thread.lock' object``. It is a clear
+    ``TypeError`` naming what to pass instead; ``copy.copy`` still works."""
+    import copy
+    import pickle
+
+    from agentflow.providers._openai_compat import OpenAICompatibleModel
+
+    for model in (ScriptedModel(["hi"]),
+                  OpenAICompatibleModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")):
+        agent = ReActAgent("bot", model)
+        for copy_out in (pickle.dumps, copy.deepcopy):
+            with pytest.raises(TypeError, match=r"'bot'.* live connections.*build it in each "
+                                                r"process.*factory") as caught:
+                copy_out(agent)
+            assert "_thread.lock" not in str(caught.value)
+    twin = copy.copy(ReActAgent("bot", ScriptedModel(["hi"])))
+    assert twin.call_sync("x").text == "hi"

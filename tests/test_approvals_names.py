@@ -49,7 +49,7 @@ async def test_names_no_tool_can_have_and_a_bare_string_are_refused() -> None:
                            middleware=[RequireApproval({"files.delete"})])
         with pytest.raises(ToolNameError, match=r"'files.delete', but no tool can be called so"):
             await agent.call("go")
-    with pytest.raises(TypeError, match=r"not a string: RequireApproval\(\{'echo'\}\)"):
+    with pytest.raises(TypeError, match=r"tools must be a list of tool names, got 'echo'"):
         RequireApproval("echo")
 
 

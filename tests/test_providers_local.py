@@ -94,7 +94,7 @@ def test_threads_and_slots_follow_the_cores_unless_limited(
     monkeypatch.setenv("AGENTFLOW_THREADS", "lots")
     with pytest.raises(InvalidModelError, match="AGENTFLOW_THREADS must be a positive integer"):
         LocalModel()
-    with pytest.raises(InvalidModelError, match="threads and parallel must be >= 1"):
+    with pytest.raises(InvalidModelError, match="local model threads must be an int >= 1"):
         LocalModel(threads=0)
 
 

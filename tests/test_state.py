@@ -320,3 +320,64 @@ def test_a_state_held_by_a_call_on_another_loop_is_a_usage_error_not_a_hang() ->
     assert results == ["first"]
     assert agent.call_sync("three", state=state).text == "second"  # free again, any loop
     assert [m.text for m in state.memory if m.role == "user"] == ["one", "three"]
+
+
+@pytest.mark.parametrize("how", ["acquire", "acquire_nowait"])
+def test_two_threads_taking_a_free_state_at_once_do_not_both_get_it(how: str) -> None:
+    """Two threads' event loops take one free state at the same instant: the
+    check ("is it free?") and the take were separate steps, so both threads
+    passed the check before either took it and both calls ran on the state at
+    once. Here each thread's read of the flag waits at a barrier for the other
+    thread's read: the old code let both reads happen (both took the state);
+    now the check and the take are one step, the second thread cannot read
+    until the first took the state, the barrier breaks (its bound is the only
+    wait, not a timing of the code) and the second thread is told the state
+    is held on another loop (``acquire``) or gets ``False`` (``acquire_nowait``)."""
+    import asyncio
+    import contextlib
+    import threading
+
+    from agentflow.errors import UsageError
+
+    both_read = threading.Barrier(2)
+
+    class Watched(AgentState):
+        """An ``AgentState`` whose busy flag is read at a barrier."""
+
+        armed = False
+
+        @property  # type: ignore[override]
+        def _busy(self) -> bool:
+            busy = bool(self.__dict__["busy"])
+            if self.armed:
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    both_read.wait(2)  # the bound of a wait that never comes now
+            return busy
+
+        @_busy.setter
+        def _busy(self, value: bool) -> None:
+            self.__dict__["busy"] = value
+
+    state = Watched()
+    state.armed = True
+    start = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    async def take() -> None:
+        start.wait(60)
+        if how == "acquire_nowait":
+            outcomes.append("took" if state.acquire_nowait() else "told")
+            return
+        try:
+            await state.acquire()
+        except UsageError:
+            outcomes.append("told")
+        else:
+            outcomes.append("took")
+
+    threads = [threading.Thread(target=asyncio.run, args=(take(),)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(outcomes) == ["told", "took"]

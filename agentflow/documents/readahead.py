@@ -56,6 +56,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agentflow._anyio_fast import produced, send_soon
+from agentflow._arguments import check_int
 from agentflow.documents.budget import DEFAULT_BUDGET, WorkBudget
 from agentflow.documents.inputs import Document, Source, iter_sources, read_source
 from agentflow.documents.reader_pool import BudgetedReader as BudgetedReader  # re-exported
@@ -104,10 +105,10 @@ async def read_ahead(
 
     Raises:
         InputError: a spec matches nothing (when it is reached).
-        ValueError: ``ahead`` < 1.
+        ArgumentValueError: ``ahead`` < 1 (a ``ValueError``; ``ArgumentTypeError``,
+            a ``TypeError``, for one that is no int).
     """
-    if ahead < 1:
-        raise ValueError(f"ahead must be >= 1, got {ahead}")
+    check_int("ahead", ahead, 1)
     # a read's documents go to the consumer together (one JSONL batch: one send and one
     # receive, not one per line), each handed over when the consumer asks for it (no
     # buffer): read and not taken stays what ``slots`` holds plus the batch being taken

@@ -18,6 +18,7 @@ The tree::
     │   │   ├── MediaTypeError            image/document bytes of an unknown or mismatched type
     │   │   └── UnsupportedInputError     a block the model's profile refuses (.model, .modality)
     │   ├── InvalidModelError             model is not a ChatModel / unknown "vendor:model"
+    │   │   ├── ModelArgumentError        a model's argument (local threads=0; also Argument*Error)
     │   │   └── InvalidChunkError         a model's stream gave a non-chunk (.model, .yielded)
     │   ├── ModelClosedError              a model used after its aclose() (.model)
     │   ├── InvalidStateError             AgentState JSON that is malformed or inconsistent
@@ -177,6 +178,7 @@ from agentflow.errors._usage import (
     InvalidRecordError,
     InvalidStateError,
     MediaTypeError,
+    ModelArgumentError,
     ModelClosedError,
     SchemaError,
     ToolDefinitionError,
@@ -228,6 +230,7 @@ __all__ = [
     "MediaTypeError",
     "MergeConflictError",
     "MergeError",
+    "ModelArgumentError",
     "ModelClosedError",
     "ModelRetry",
     "ModeratedRequestError",

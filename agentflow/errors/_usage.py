@@ -20,6 +20,7 @@ __all__ = [
     "InvalidRecordError",
     "InvalidStateError",
     "MediaTypeError",
+    "ModelArgumentError",
     "ModelClosedError",
     "SchemaError",
     "ToolDefinitionError",
@@ -111,6 +112,14 @@ class UnsupportedInputError(InvalidInputError):
 class InvalidModelError(UsageError, TypeError):
     """The model given to an agent is neither a ``ChatModel`` nor a known
     ``"vendor:model"`` string."""
+
+
+class ModelArgumentError(InvalidModelError, ArgumentTypeError, ArgumentValueError):
+    """A model's own argument of the wrong type or value (a local model's
+    ``threads=0``): an ``InvalidModelError``, as it was raised before, and
+    the ``ArgumentTypeError``/``ArgumentValueError`` of every other public
+    argument (``agentflow._arguments``), so it is a ``TypeError`` and a
+    ``ValueError`` both."""
 
 
 class InvalidChunkError(InvalidModelError):

@@ -47,6 +47,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from agentflow._arguments import check_choice, check_instance, check_int, wrong_value
+
 __all__ = ["ITEM_UNITS", "Chunk", "ItemUnit", "iter_chunks", "iter_item_chunks", "safe_cut"]
 
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
@@ -186,13 +188,25 @@ def iter_chunks(
     Yields:
         ``Chunk`` items covering ``text`` in order; an empty text yields none.
 
-    Raises:
-        ValueError: ``max_chars`` < 1, or ``overlap`` outside ``[0, max_chars)``.
+    Raises (when called, before the first chunk):
+        ArgumentTypeError: ``text`` is no str, a size no int (a ``TypeError``).
+        ArgumentValueError: ``max_chars`` < 1, ``overlap`` outside
+            ``[0, max_chars)`` or ``offset`` < 0 (a ``ValueError``).
     """
-    if max_chars < 1:
-        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
-    if not 0 <= overlap < max_chars:
-        raise ValueError(f"overlap must be >= 0 and < max_chars ({max_chars}), got {overlap}")
+    _check_sizes(text, max_chars, overlap, offset)
+    return _chunks(text, max_chars, overlap, offset)
+
+
+def _check_sizes(text: str, max_chars: int, overlap: int, offset: int) -> None:
+    check_instance("text", text, str, "a str")
+    check_int("max_chars", max_chars, 1)
+    check_int("overlap", overlap, 0)
+    if overlap >= max_chars:
+        raise wrong_value("overlap", f"an int >= 0 and < max_chars ({max_chars})", overlap)
+    check_int("offset", offset, 0)
+
+
+def _chunks(text: str, max_chars: int, overlap: int, offset: int) -> Iterator[Chunk]:
     n, pos, index = len(text), 0, 0
     while pos < n:
         size = offset if index == 0 and 0 < offset < max_chars else max_chars
@@ -240,18 +254,20 @@ def iter_item_chunks(
         ``Chunk`` items covering ``text`` in order, ``units`` set; an empty
         text yields none.
 
-    Raises:
-        ValueError: ``max_chars`` < 1, ``overlap`` outside ``[0, max_chars)``,
-            ``max_units`` < 1 or an unknown ``unit``.
+    Raises (when called, before the first chunk):
+        ArgumentTypeError: ``text`` is no str, a size no int (a ``TypeError``).
+        ArgumentValueError: ``max_chars`` < 1, ``overlap`` outside
+            ``[0, max_chars)``, ``offset`` < 0, ``max_units`` < 1 or an unknown
+            ``unit`` (a ``ValueError``).
     """
-    if unit not in ITEM_UNITS:
-        raise ValueError(f"unit must be one of {ITEM_UNITS}, got {unit!r}")
-    if max_units is not None and max_units < 1:
-        raise ValueError(f"max_units must be >= 1, got {max_units}")
-    if max_chars < 1:
-        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
-    if not 0 <= overlap < max_chars:
-        raise ValueError(f"overlap must be >= 0 and < max_chars ({max_chars}), got {overlap}")
+    check_choice("unit", unit, ITEM_UNITS)
+    check_int("max_units", max_units, 1, optional=True)
+    _check_sizes(text, max_chars, overlap, offset)
+    return _item_chunks(text, max_chars, unit, overlap, offset, max_units)
+
+
+def _item_chunks(text: str, max_chars: int, unit: ItemUnit, overlap: int, offset: int,
+                 max_units: int | None) -> Iterator[Chunk]:
     n, index = len(text), 0
     start, units = 0, 0
     starts = _unit_starts(text, unit)
@@ -274,7 +290,7 @@ def iter_item_chunks(
                 units = 0 if blank else 1
             else:  # one unit longer than a chunk: its pieces
                 piece = text[start:end]
-                for sub in iter_chunks(piece, limit, min(overlap, limit - 1)):
+                for sub in _chunks(piece, limit, min(overlap, limit - 1), 0):
                     yield Chunk(index, start + sub.start, start + sub.end, sub.hard_cut, 1)
                     index += 1
                 start, units = end, 0

@@ -65,6 +65,8 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
+from agentflow._arguments import check_instance
+from agentflow.errors import ArgumentValueError
 from agentflow.extraction.merge_order import document_order, list_index, resolve_ref
 from agentflow.grounding.marked_types import field_markers, unwrap_annotated
 
@@ -112,10 +114,14 @@ class Merge:
         """List of objects: items with equal ``fields`` are one item.
 
         Raises:
-            ValueError: no field named.
+            ArgumentValueError: no field named (a ``ValueError``).
+            ArgumentTypeError: a field that is no str (``by_key(["a", "b"])``
+                for ``by_key("a", "b")``; a ``TypeError``).
         """
         if not fields:
-            raise ValueError("Merge.by_key needs at least one item field name")
+            raise ArgumentValueError("Merge.by_key needs at least one item field name")
+        for name in fields:
+            check_instance("Merge.by_key field", name, str, "an item field name (a str)")
         return Merge("key", tuple(fields))
 
     @staticmethod

@@ -25,7 +25,9 @@ more: every line of the document is one the examples' layout accounts for
 sub-key of one: ``Requires.private`` of ``Requires``), a line
 inside such a key's block (a list item, an indented continuation line), or
 a line an example writes as it is (a heading such as ``SHIPPING NOTICE``,
-``Locator.lines``). A line of prose (``The parcel travels with FedEx.``) or
+``Locator.lines``), or a comment holding another of the examples' keys
+(``# max-line-length = 79``: that key's value, set aside). A line of prose
+(``The parcel travels with FedEx.``) or
 a key the examples never write (``Courier: FedEx``, ``Shipped via: DHL``)
 may hold the value, so the null is not sure there, wherever it holds a
 token shaped like a token of the field's example values or nearly
@@ -50,7 +52,8 @@ hold the value (``summary = ...`` for a description), it does not.
 **The label written empty** (``shown_empty_here``): its label with nothing
 after it (``Locator.writes_empty``), or closed at once by the rule's
 ``right`` on its line (``"Language: \\n"`` of a gettext header, ``name =
-""``) whatever the next line holds; in a JSON document, its key, or that of
+""``), or with an empty quoted string alone after it (``MAILTO=""``),
+whatever the next line holds; in a JSON document, its key, or that of
 a container the value would be inside, written with ``null``, ``[]`` or
 ``{}`` at its place (``"name": null``, ``"assets": []``: ``agentflow.
 grounding.brackets.written_empty``). That label line is no *mention* of the
@@ -134,6 +137,8 @@ def only_layout(rule: Locator, source: str) -> bool:
     for line in source.splitlines():
         if not line.strip():
             continue
+        if _commented_key(line, keys - {_own_key(rule)}):
+            continue  # another key of the examples', commented out: that key's old value
         key = KEY_LINE.match(line)
         if key is not None:
             name = key.group(1).casefold()
@@ -151,6 +156,23 @@ def only_layout(rule: Locator, source: str) -> bool:
             return False  # prose, or a line no example writes
         under_key = False
     return True
+
+
+_COMMENTED = re.compile(r"^[ \t]*(?:#+|;+|//)[ \t]*")
+"""A comment line's marker (``#``, ``;``, ``//``) and the blanks after it."""
+
+
+def _commented_key(line: str, keys: set[str]) -> bool:
+    """Whether ``line`` is a comment that holds a line beginning with one of
+    ``keys`` (``# max-line-length = 79``: a key of the examples' written and
+    commented out, in a setup.cfg or a shell file): that key's value, set
+    aside, as the key's own line would be, not a field's written another
+    way. Any other comment is judged as any other line."""
+    marker = _COMMENTED.match(line)
+    if marker is None:
+        return False
+    key = KEY_LINE.match(line[marker.end():])
+    return key is not None and key.group(1).casefold() in keys
 
 
 def _own_key(rule: Locator) -> str:
@@ -218,6 +240,8 @@ def shown_empty_here(rule: Locator, source: str) -> bool:
     only at a depth no example writes it at (``Locator.off_depth``)."""
     if rule.writes_empty(source) or _json_empty(rule, source):
         return True
+    if not rule.off_depth(source) and rule.writes_quoted_empty(source):
+        return True  # ``MAILTO=""``: an empty quoted string, closed on its line
     if not rule.right.strip() or rule.continued or rule.off_depth(source):
         return False
     return any(rule.writes_empty(line) for line in rule.region(live_text(source)).splitlines())
@@ -273,7 +297,10 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     document written the examples' way shows it (``nested_layout``: its key
     nowhere, nothing at its depth that could hold the value). (``absence_shown``,
     the looser test, still decides where the embedded model's grammar offers
-    only null.)"""
+    only null.) A document that writes none of the examples' keys is written
+    the way an example that leaves the field empty with none of them is
+    (``Locator.bare``: a crontab of job lines alone, beside one with
+    ``MAILTO=``): its null is sure where ``only_layout`` holds."""
     if shown_empty_here(rule, source) or element_absent(rule, source):
         return True
     if rule.label_written(source):
@@ -281,7 +308,10 @@ def absence_confirmed(rule: Locator, source: str) -> bool:
     if grouped_layout(rule, source):
         return True
     if not shares_layout(rule, source):
-        return False
+        # (an example without any of the examples' keys shows the field empty: a
+        # document that writes none of them is written its way, ``Locator.bare``)
+        return rule.bare and not layout_keys(source) & set(rule.layout) and only_layout(
+            rule, source)
     if rule.shown_empty:
         return only_layout(rule, source)
     return nested_layout(rule, source)

@@ -287,6 +287,16 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins, LocatorFinds):
             the examples write beside it under that parent (letter case
             folded, a namespace prefix aside: ``agentflow.grounding.
             locator_absence.element_absent``), or ``()``.
+        bare: an example leaves the field empty and writes none of the
+            examples' keys (a crontab of job lines alone, beside one with
+            ``MAILTO=``): a document that writes none of them is written that
+            example's way (``agentflow.grounding.locator_absence.
+            absence_confirmed``).
+        quiet: the lines (whitespace and letter case folded) that write the
+            field's key otherwise than as its label, in examples that leave
+            the field empty (``license_file = LICENSE`` of a setup.cfg without
+            ``license =``): the examples show such a line is no value the rule
+            missed, so the same line in a document is no mention (``mentioned``).
 
     Every value is read from the document's live text (``agentflow.
     grounding.void_blocks.live_text``): never from a block or line the
@@ -343,3 +353,5 @@ class Locator(LocatorWords, LocatorSigns, LocatorPins, LocatorFinds):
     elements: tuple[str, ...] = ()
     marks: str | None = None
     number: bool = False
+    bare: bool = False
+    quiet: tuple[str, ...] = ()

@@ -34,6 +34,7 @@ class LocatorSigns(LocatorReading):
     __slots__ = ()
 
     spaced: bool
+    quiet: tuple[str, ...]
 
     def off_depth(self, source: str) -> bool:
         """Whether ``source`` writes the rule's label only at depths no example
@@ -80,6 +81,18 @@ class LocatorSigns(LocatorReading):
                    and not (self.continued and follows(lines, i))
                    and not value_below(lines, i, self.lines) for i, line in self._read(lines))
 
+    def writes_quoted_empty(self, source: str) -> bool:
+        """Whether ``source`` writes the rule's label with an empty quoted
+        string and nothing else after it (``MAILTO=""``, ``name = ''``): the
+        value closed empty on its line, whatever the next line holds. Never
+        under a ``heading`` or for an argument rule. Under a ``group``, inside
+        its groups only."""
+        if not self.labelled or self.arg is not None or self.heading:
+            return False
+        lines = self.region(live_text(source)).splitlines()
+        return any(any(raw.strip() in ('""', "''") for raw in self._in_line(line, empty=True))
+                   for _, line in self._read(lines))
+
     def begins_below(self, source: str) -> bool:
         """Whether ``source`` writes this continued rule's label alone on a
         line with continuation lines under it: a value read there begins
@@ -111,7 +124,12 @@ class LocatorSigns(LocatorReading):
         list_heading.key_mentioned``): a null is only sure where the document
         does not write the field's key with a value the locator missed.
         Under a ``group``, in any group: the key written in another group may
-        be the value the document means."""
+        be the value the document means. Not on a line an example that leaves
+        the field empty writes as it is (``quiet``: ``license_file = LICENSE``
+        for ``license``)."""
+        if self.quiet:
+            source = "\n".join(line for line in source.splitlines()
+                                if " ".join(line.split()).casefold() not in self.quiet)
         return bool(self.key) and not (self.marker and not self.heading) and (
             key_mentioned(source, self.key, self.heading))
 

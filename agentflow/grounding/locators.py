@@ -281,13 +281,17 @@ def _finished(rule: Locator, examples: Sequence[CheckedExample],
               across: bool) -> Locator:
     """``rule`` (and its twins) with what every rule keeps of the examples: their
     ``layout`` (every example's keys, and the ``skeleton`` all of them write)
-    and ``lines``, ``shown_empty``, ``shapes``, ``shown_below``,
+    and ``lines``, ``shown_empty`` (``bare``, ``quiet``), ``shapes``, ``shown_below``,
     ``shown_across`` (``across``: an example's value of some field runs across
     continuation lines), the ``elements`` beside its element, and
     the records they write it in (``agentflow.grounding.locator_records``)."""
     name = rule.field
+    empty = [e.text for e in examples if not example_value(e, name)]
     return dataclasses.replace(
         learn_records(rule, examples), layout=layout[0], skeleton=layout[1], lines=lines,
+        bare=any(not layout_keys(text) for text in empty), quiet=tuple(sorted({
+            " ".join(line.split()).casefold() for text in empty for line in text.splitlines()
+            if rule.mentioned(line)})),
         elements=element_names(rule, [e.text for e in examples]),
         shown_empty=any(
             not example_value(e, name) for e in examples), shapes=example_shapes(name, examples),

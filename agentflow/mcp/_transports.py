@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import orjson
 from mcp_types import INTERNAL_ERROR
 
+from agentflow._arguments import wrong_type
 from agentflow._logging import mask_records, mask_records_from
 from agentflow._secrets import mask_secrets, register_secret
 from agentflow.mcp._call_reads import (
@@ -362,9 +363,10 @@ def stdio_target(command: str, args: Sequence[str], env: Mapping[str, str] | Non
     """A ``StdioTarget``, its arguments checked.
 
     Raises:
-        TypeError: ``args`` is a string (a command line is a list of arguments).
+        ArgumentTypeError: ``args`` is one string (a command line is a list of
+            arguments) or no sequence (a ``TypeError``).
     """
-    if isinstance(args, str):
-        raise TypeError("args must be a list of arguments, not a string: split the command line "
-                        "(shlex.split) or pass [arg]")
+    if isinstance(args, str | bytes) or not isinstance(args, Sequence):
+        raise wrong_type("args", "a list of arguments", args,
+                         hint="split a command line (shlex.split) or pass [arg]")
     return StdioTarget(command, tuple(str(a) for a in args), env, cwd, stderr)

@@ -85,8 +85,9 @@ from typing import Any, ClassVar
 
 import orjson
 
+from agentflow._arguments import wrong_type, wrong_value
 from agentflow._lru import LRU
-from agentflow.errors import AgentflowError, InvalidModelError
+from agentflow.errors import AgentflowError, InvalidModelError, ModelArgumentError
 from agentflow.messages import Msg
 from agentflow.model import GenerateOptions, ModelChunk, ModelProfile, ResponseFormat, ToolSpec
 from agentflow.output.dialects import without_local_caps
@@ -241,9 +242,13 @@ class LocalModel(OpenAICompatibleModel):
                          settings=settings, stream=stream)
         threads = default_threads() if threads is None else threads
         parallel = default_slots(threads) if parallel is None else parallel
-        if threads < 1 or parallel < 1:
-            raise InvalidModelError(
-                f"local model: threads and parallel must be >= 1, got {threads} and {parallel}")
+        for name, count in (("threads", threads), ("parallel", parallel)):
+            if not isinstance(count, int) or isinstance(count, bool):
+                raise wrong_type(f"local model {name}", "an int >= 1", count,
+                                 error=ModelArgumentError)
+            if count < 1:
+                raise wrong_value(f"local model {name}", "an int >= 1", count,
+                                  error=ModelArgumentError)
         context = SLOT_CONTEXT * parallel if context is None else context
         self.threads, self.context, self.parallel = threads, context, parallel
         self.stats = ServerStats()

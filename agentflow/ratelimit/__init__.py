@@ -59,6 +59,7 @@ from __future__ import annotations
 import hashlib
 import threading
 
+from agentflow._arguments import check_number
 from agentflow.ratelimit.bucket import WINDOW_S
 from agentflow.ratelimit.formats import (
     RateLimitSnapshot,
@@ -112,10 +113,10 @@ def set_process_share(share: float) -> None:
     ``1 / actors`` in each actor).
 
     Raises:
-        ValueError: ``share`` outside (0, 1].
+        ArgumentTypeError: ``share`` is no number (a ``TypeError``).
+        ArgumentValueError: ``share`` outside (0, 1] (a ``ValueError``).
     """
-    if not 0.0 < share <= 1.0:
-        raise ValueError(f"share must be in (0, 1], got {share}")
+    check_number("share", share, "a number in (0, 1]", lambda s: 0.0 < s <= 1.0)
     set_default_share(share)
     with _registry_lock:
         for governor in _registry.values():  # a reused worker process: rescale what exists

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from agentflow._arguments import check_int, check_number
 from agentflow.ratelimit.bucket import WINDOW_S, Bucket
 from agentflow.ratelimit.corrections import corrected_bucket
 from agentflow.ratelimit.formats import RateLimitSnapshot
@@ -70,7 +71,9 @@ class RateGovernor:
             ``time.monotonic`` must be ``loop.time`` of the loop it serves.
 
     Raises:
-        ValueError: a negative limit or a reserve outside [0, 1).
+        ArgumentValueError: a limit <= 0 or a reserve outside [0, 1) (a
+            ``ValueError``); ``ArgumentTypeError`` (a ``TypeError``) for a
+            limit or reserve that is no number.
     """
 
     def __init__(
@@ -84,10 +87,11 @@ class RateGovernor:
         slow_start: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if (rpm is not None and rpm <= 0) or (tpm is not None and tpm <= 0):
-            raise ValueError("rpm and tpm must be > 0 when given")
-        if not 0.0 <= live_reserve < 1.0:
-            raise ValueError(f"live_reserve must be in [0, 1), got {live_reserve}")
+        for limit, value in (("rpm", rpm), ("tpm", tpm)):
+            check_number(limit, value, "a number > 0", lambda v: v > 0, optional=True)
+        check_number("live_reserve", live_reserve, "a number in [0, 1)",
+                     lambda r: 0.0 <= r < 1.0)
+        check_int("typical_output_tokens", typical_output_tokens, 0)
         self.name = name
         self.typical_output_tokens = typical_output_tokens
         self.live_reserve = live_reserve

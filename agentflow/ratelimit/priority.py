@@ -8,6 +8,7 @@ import contextvars
 from contextlib import AbstractContextManager
 from typing import Literal
 
+from agentflow._arguments import check_choice
 from agentflow._scopes import VarScope
 
 __all__ = ["PRIORITY", "RANK", "Priority", "current_priority", "request_priority"]
@@ -28,10 +29,10 @@ def request_priority(priority: Priority) -> AbstractContextManager[None]:
     (``with request_priority("batch"): ...``).
 
     Raises:
-        ValueError: an unknown priority.
+        ArgumentValueError: an unknown priority (a ``ValueError``; an
+            ``ArgumentTypeError``, a ``TypeError``, for a value that is no str).
     """
-    if priority not in RANK:
-        raise ValueError(f"priority must be 'live' or 'batch', got {priority!r}")
+    check_choice("priority", priority, tuple(RANK))
     return VarScope(PRIORITY, priority)
 
 

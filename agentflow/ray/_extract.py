@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agentflow._arguments import check_int, wrong_value
 from agentflow.batch import ExtractInput, extract_many
 from agentflow.batch_types import not_text
 from agentflow.documents.inputs import Document
@@ -162,12 +163,14 @@ def extract_dataset(
         A Dataset with columns ``id``, ``ok`` and ``record`` (the CLI record's JSON).
 
     Raises:
-        ValueError: ``actors`` < 1 or ``concurrency`` < ``actors``.
+        ArgumentValueError: ``actors`` < 1 or ``concurrency`` < ``actors`` (a
+            ``ValueError``; ``ArgumentTypeError``, a ``TypeError``, for a count
+            that is no int).
     """
-    if actors < 1:
-        raise ValueError(f"actors must be >= 1, got {actors}")
+    check_int("actors", actors, 1)
+    check_int("concurrency", concurrency, 1)
     if concurrency < actors:
-        raise ValueError(f"concurrency ({concurrency}) must be >= actors ({actors})")
+        raise wrong_value("concurrency", f"an int >= actors ({actors})", concurrency)
     per_actor = math.ceil(concurrency / actors)
     kwargs = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
     spec = ExtractionSpec(

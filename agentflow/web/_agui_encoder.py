@@ -36,6 +36,7 @@ from ag_ui.core import (
 from ag_ui.encoder import EventEncoder
 from pydantic_core import PydanticSerializationError
 
+from agentflow._arguments import check_int
 from agentflow._clean_text import clean_data, json_bytes
 from agentflow._secrets import mask_secrets
 from agentflow.events import (
@@ -116,6 +117,10 @@ class AGUIEncoder:
             run's last (``RUN_FINISHED``, ``RUN_ERROR``) (``MAX_SHOWN_STATE``;
             ``_agui_state``, ``_agui_caps``).
 
+    Raises:
+        ArgumentTypeError / ArgumentValueError: ``max_state_bytes`` is no int
+            >= 1 (a ``TypeError`` / ``ValueError``).
+
     A tool result is shown (``TOOL_CALL_RESULT``) unless its call waits
     (``ToolResult.waiting``, set by the loop from the held calls' ids, never
     read from the result's text): a call waiting for approval becomes an
@@ -129,6 +134,7 @@ class AGUIEncoder:
 
     def __init__(self, thread_id: str, run_id: str, *, state: Any = None,
                  output_key: str = "output", max_state_bytes: int = MAX_SHOWN_STATE) -> None:
+        check_int("max_state_bytes", max_state_bytes, 1)
         self.thread_id, self.run_id = thread_id, run_id
         # (a client's lone surrogate, "\\ud83d" from an emoji cut in two, repaired once: the
         # package's encoder refuses it in every snapshot)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentflow._arguments import check_int
 from agentflow._clean_text import json_bytes
 from agentflow.web._json_patch import json_patch
 
@@ -52,8 +53,7 @@ class StateUpdates:
 
     def __init__(self, state: dict[str, Any], key: str, max_bytes: int = MAX_SHOWN_STATE
                  ) -> None:
-        if max_bytes < 1:
-            raise ValueError(f"max_bytes must be at least 1, got {max_bytes!r}")
+        check_int("max_bytes", max_bytes, 1)
         self.state, self.key, self.max_bytes = state, key, max_bytes
         self._sent: dict[str, Any] | None = None  # the client's state, as last sent
 

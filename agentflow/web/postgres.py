@@ -23,8 +23,9 @@ from typing import Any
 
 import anyio
 
+from agentflow._arguments import check_int, check_optional
 from agentflow._commit import finish, rearm_cancel
-from agentflow.errors import StateConflictError
+from agentflow.errors import ArgumentValueError, StateConflictError
 from agentflow.state import AgentState
 from agentflow.web.sqlite import check_table
 from agentflow.web.store import StoredState, check_key
@@ -45,14 +46,22 @@ class PostgresStateStore:
     Use ``async with`` or ``aclose()`` to close a pool the store made.
 
     Raises:
-        ValueError: neither or both of ``dsn`` and ``pool``; a bad ``table``.
+        ArgumentValueError: neither or both of ``dsn`` and ``pool``; a bad
+            ``table``; a pool size below 0 (``min_size``) or 1 and ``min_size``
+            (``max_size``). A ``ValueError``.
+        ArgumentTypeError: a ``dsn`` that is no str (its value never shown),
+            a ``table`` or pool size of the wrong type. A ``TypeError``.
         ImportError: asyncpg is not installed (``pip install 'agentflow[postgres]'``).
     """
 
     def __init__(self, dsn: str | None = None, *, pool: Any = None,
                  table: str = "agentflow_states", min_size: int = 1, max_size: int = 10) -> None:
         if (dsn is None) == (pool is None):
-            raise ValueError("pass exactly one of dsn and pool")
+            raise ArgumentValueError("pass exactly one of dsn and pool")
+        check_optional("dsn", dsn, str, "a libpq connection string (a str)", secret=True)
+        check_table(table)
+        check_int("min_size", min_size, 0)
+        check_int("max_size", max_size, max(1, min_size))
         try:
             import asyncpg  # type: ignore[import-untyped]
         except ImportError as exc:  # pragma: no cover - depends on the install

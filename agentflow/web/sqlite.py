@@ -36,6 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from agentflow._arguments import check_instance, wrong_value
 from agentflow._commit import finish, rearm_cancel
 from agentflow.errors import StateConflictError
 from agentflow.state import AgentState
@@ -51,11 +52,13 @@ def check_table(table: str) -> str:
     """``table`` when it is a plain SQL identifier.
 
     Raises:
-        ValueError: naming the rule.
+        ArgumentTypeError: ``table`` is no str (a ``TypeError``).
+        ArgumentValueError: not a plain identifier (a ``ValueError``), naming the rule.
     """
-    if not isinstance(table, str) or not _TABLE.match(table):
-        raise ValueError(f"table must match {_TABLE.pattern} (a plain SQL identifier), "
-                         f"got {table!r}")
+    what = f"a plain SQL identifier (matching {_TABLE.pattern})"
+    check_instance("table", table, str, what)
+    if not _TABLE.match(table):
+        raise wrong_value("table", what, table)
     return table
 
 

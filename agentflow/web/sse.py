@@ -37,7 +37,6 @@ like ``http.disconnect``; nothing is logged as an error then.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing, suppress
 from typing import Any, Literal
@@ -48,6 +47,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from agentflow._arguments import check_number
 from agentflow._commit import stray_cancel
 from agentflow._logging import get_logger
 from agentflow.agent import ReActAgent
@@ -106,7 +106,8 @@ class EventStreamResponse(Response):
         error: the exception of a failed call, if any.
 
     Raises:
-        ValueError: ``ping_interval`` <= 0.
+        ArgumentValueError: ``ping_interval`` <= 0 or not finite (a ``ValueError``;
+            ``ArgumentTypeError``, a ``TypeError``, for one that is no number).
     """
 
     media_type = "text/event-stream"
@@ -121,9 +122,8 @@ class EventStreamResponse(Response):
         on_close: Callable[[Outcome], Awaitable[None]] | None = None,
         background: BackgroundTask | None = None,
     ) -> None:
-        if not ping_interval > 0 or math.isinf(ping_interval):
-            raise ValueError(f"ping_interval must be a positive number of seconds, "
-                             f"got {ping_interval!r}")
+        check_number("ping_interval", ping_interval, "a number of seconds > 0",
+                     lambda seconds: seconds > 0)
         self.events = events
         self.encoder: StreamEncoder = encoder if encoder is not None else AgentflowEncoder()
         self.media_type = self.encoder.media_type
