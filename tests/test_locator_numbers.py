@@ -125,3 +125,11 @@ def test_a_sign_written_before_a_number_is_the_numbers_not_the_keys() -> None:
         assert confidence["offset"] == score, value
     confidence, _ = field_confidence(Offset(offset=7), "[a]\noffset = +7\n", {}, rules)
     assert confidence["offset"] == HELD
+
+
+def test_a_whole_number_is_a_float_fields_value_where_the_examples_wrote_decimals() -> None:
+    # the examples write ``0.75`` and ``1.5``: ``ratio = 2`` was read as another quantity
+    # (a count beside amounts) and flagged, though compared by value it is the 2.0 written
+    for doc, value in (("[flake8]\nratio = 2\n", 2.0), ("[flake8]\nratio = .5\n", 0.5)):
+        assert _confidence(doc, ratio=value)["ratio"] == HELD, doc
+    assert _confidence("[flake8]\nratio = 2\n", ratio=2.5)["ratio"] == DISAGREES

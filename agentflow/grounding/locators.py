@@ -232,8 +232,10 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         texts = numbers_as_written(examples, name)
         rule = None if texts is None else _field_rule(name, False, texts)
         if texts is not None and rule is not None and rule.labelled and rule.arg is None:
+            # compared by value (``locator_numbers.number_text``): ``2`` is 2.0 where the
+            # examples wrote ``0.75``, no other quantity (``decimal``)
             kept[name] = dataclasses.replace(_finished(
-                rule, texts, (layout, skeleton), lines, across), number=True)
+                rule, texts, (layout, skeleton), lines, across), number=True, decimal=False)
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
