@@ -133,3 +133,22 @@ def test_a_whole_number_is_a_float_fields_value_where_the_examples_wrote_decimal
     for doc, value in (("[flake8]\nratio = 2\n", 2.0), ("[flake8]\nratio = .5\n", 0.5)):
         assert _confidence(doc, ratio=value)["ratio"] == HELD, doc
     assert _confidence("[flake8]\nratio = 2\n", ratio=2.5)["ratio"] == DISAGREES
+
+
+class Price(BaseModel):
+    name: str | None = Field(None, description="the name key")
+    price: float | None = Field(None, description="the price key")
+
+
+def test_a_number_grouped_by_points_teaches_no_rule() -> None:
+    # ``1.200`` for 1200 (a point grouping thousands) once taught a rule that read
+    # ``3.100`` as 3.1: the right 3100 disagreed, a model's 3.1 held
+    examples = check_examples([
+        Example("[a]\nname = p\npreis = 1.200\n", Price(name="p", price=1200.0)),
+        Example("[a]\nname = q\npreis = 2.500\n", Price(name="q", price=2500.0))], Price)
+    rules = learn_locators(examples, Price)
+    assert "price" not in rules
+    doc = "[a]\npreis = 3.100\n"
+    for value in (3100.0, 3.1):
+        confidence, _ = field_confidence(Price(price=value), doc, {}, rules)
+        assert confidence["price"] == GROUNDED, value

@@ -99,7 +99,9 @@ def _written(number: int | float | Decimal, text: str) -> str:
     written_at``), with the sign written before it where the value read has
     it (``-5`` of ``offset = -5``: ``written_at`` places the digits alone, and
     a rule learned after ``offset = -`` read ``7`` of ``offset = -7``, so a
-    model's 7 held), else ``""``."""
+    model's 7 held), else ``""``: also where that text, read plainly, is
+    another number (``1.200`` for 1200, its point a grouping one: a rule
+    learned there compared ``1.500`` as 1.5)."""
     span = written_at(number, text)
     if span is None:
         return ""
@@ -108,7 +110,8 @@ def _written(number: int | float | Decimal, text: str) -> str:
             start > 1 and (text[start - 2].isalnum() or text[start - 2] in "._+-")) and (
             _decimal(text[start - 1:end]) == _decimal(number)):
         start -= 1  # (not the ``-`` of a range ``1-5``)
-    return text[start:end]
+    written = text[start:end]  # ``1.200`` for 1200 (a grouping point): no plain number
+    return written if _decimal(written) == _decimal(number) else ""
 
 
 def number_text(found: Sequence[str], value: Any) -> str | None:
