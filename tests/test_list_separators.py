@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from agentflow import Example
 from agentflow.extraction.confidence import HELD, REVIEW_BELOW, field_confidence
-from agentflow.grounding.list_separators import item_marks, separator_form, unsplit
+from agentflow.grounding.list_separators import item_marks, loose, separator_form, unsplit
 from agentflow.grounding.locators import Locator, learn_locators
 from agentflow.grounding.quotes import read_items
 from agentflow.output.examples import check_examples
@@ -89,3 +89,24 @@ def test_a_phrase_holds_its_own_punctuation() -> None:
     assert _confidence(rule, doc, ["Acme, Inc.", "Bo Li"]) == HELD
     assert item_marks(["a b", "c,d"]) == ", " and not unsplit("x;y", " ")
     assert unsplit("x,y", "") and not unsplit("x,y", ",")
+
+
+class Amounts(BaseModel):
+    amounts: list[str] = Field(default_factory=list, description="the amounts key")
+
+
+def test_a_mark_an_example_item_holds_is_the_items_own() -> None:
+    # ``1,200, 3,400`` under ``, ``: read in any form, the examples' own items split and the
+    # rule, held before, was no longer learned
+    examples = check_examples([
+        Example("[a]\namounts = 1,200, 3,400\n", Amounts(amounts=["1,200", "3,400"])),
+        Example("[a]\nname = q\namounts = 5,000\n", Amounts(amounts=["5,000"]))], Amounts)
+    rule = learn_locators(examples, Amounts)["amounts"]
+    assert rule.split == ", " and "items split by ', '" in rule.describe()
+    doc = "[a]\namounts = 7,100, 8,250\n"
+    assert rule.values(doc) == ["7,100", "8,250"]
+    confidence, _ = field_confidence(Amounts(amounts=["7,100", "8,250"]), doc, {},
+                                     {"amounts": rule})
+    assert confidence["amounts"] == HELD
+    assert loose(", ", "") and not loose(", ", ",") and not loose(", ", None)
+    assert loose(" - ", "-")  # a mark inside a word (``GPL-2.0``): blanks still read it

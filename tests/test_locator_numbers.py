@@ -104,3 +104,51 @@ def test_a_number_written_in_prose_gets_no_rule_and_says_why() -> None:
     assert learned_lines(rules, examples, Talk) == [
         "no rule: seats (a number the examples write after no key a rule held on: checked "
         "against the numbers the document writes)"]
+
+
+class Offset(BaseModel):
+    name: str | None = Field(None, description="the name key")
+    offset: int | None = Field(None, description="the offset key")
+
+
+def test_a_sign_written_before_a_number_is_the_numbers_not_the_keys() -> None:
+    # the examples' values' sign once joined the rule's key (``offset = -``): the rule read
+    # ``7`` of ``offset = -7``, and a model's 7 (the sign dropped) held
+    examples = check_examples([
+        Example("[a]\nname = p\noffset = -5\n", Offset(name="p", offset=-5)),
+        Example("[a]\nname = q\noffset = -12\n", Offset(name="q", offset=-12))], Offset)
+    rules = learn_locators(examples, Offset)
+    doc = "[a]\noffset = -7\n"
+    assert rules["offset"].values(doc) == ["-7"]
+    for value, score in ((-7, HELD), (7, DISAGREES)):
+        confidence, _ = field_confidence(Offset(offset=value), doc, {}, rules)
+        assert confidence["offset"] == score, value
+    confidence, _ = field_confidence(Offset(offset=7), "[a]\noffset = +7\n", {}, rules)
+    assert confidence["offset"] == HELD
+
+
+def test_a_whole_number_is_a_float_fields_value_where_the_examples_wrote_decimals() -> None:
+    # the examples write ``0.75`` and ``1.5``: ``ratio = 2`` was read as another quantity
+    # (a count beside amounts) and flagged, though compared by value it is the 2.0 written
+    for doc, value in (("[flake8]\nratio = 2\n", 2.0), ("[flake8]\nratio = .5\n", 0.5)):
+        assert _confidence(doc, ratio=value)["ratio"] == HELD, doc
+    assert _confidence("[flake8]\nratio = 2\n", ratio=2.5)["ratio"] == DISAGREES
+
+
+class Price(BaseModel):
+    name: str | None = Field(None, description="the name key")
+    price: float | None = Field(None, description="the price key")
+
+
+def test_a_number_grouped_by_points_teaches_no_rule() -> None:
+    # ``1.200`` for 1200 (a point grouping thousands) once taught a rule that read
+    # ``3.100`` as 3.1: the right 3100 disagreed, a model's 3.1 held
+    examples = check_examples([
+        Example("[a]\nname = p\npreis = 1.200\n", Price(name="p", price=1200.0)),
+        Example("[a]\nname = q\npreis = 2.500\n", Price(name="q", price=2500.0))], Price)
+    rules = learn_locators(examples, Price)
+    assert "price" not in rules
+    doc = "[a]\npreis = 3.100\n"
+    for value in (3100.0, 3.1):
+        confidence, _ = field_confidence(Price(price=value), doc, {}, rules)
+        assert confidence["price"] == GROUNDED, value

@@ -11,6 +11,9 @@ punctuation with other blanks around it (``ignore = E261,E731,W503``,
   blanks in it as any run of blanks, at least one (`` - `` never splits
   ``GPL-2.0``, `` / `` never ``a/b``, `` and `` never ``sandbox``); one of
   blanks alone as written (a tab between items that hold spaces).
+  Only where no example's item holds the mark itself (``loose``: ``1,200,
+  3,400`` or ``Smith,J., Doe,K.`` under ``, ``): there the mark without
+  blanks is an item's own, and the separator is read as written.
 * ``item_marks`` / ``unsplit``: the separator-like characters (the list
   marks and a blank) an item may hold. A list item that holds one no item of
   the examples holds may be a list the rule did not split (``E203;W503``
@@ -27,7 +30,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-__all__ = ["LIST_MARKS", "item_marks", "separator_form", "unsplit"]
+__all__ = ["LIST_MARKS", "item_marks", "loose", "separator_form", "unsplit"]
 
 LIST_MARKS = ",;|"
 """The punctuation lists write between their items, with any blanks around it."""
@@ -51,6 +54,15 @@ def separator_form(sep: str) -> re.Pattern[str]:
         return re.compile(r"[ \t]*" + re.escape(core) + r"[ \t]*")
     parts = _BLANKS.split(sep)
     return re.compile(r"[ \t]+".join(re.escape(p) for p in parts))
+
+
+def loose(sep: str, marks: str | None) -> bool:
+    """Whether a rule splitting at ``sep`` reads its other forms
+    (``separator_form``): not before its examples' ``marks`` (``item_marks``)
+    are learned (``None``: read as written, as the rule is learned), nor
+    where they hold ``sep``'s list mark (an item's own: ``1,200``)."""
+    core = sep.strip(" \t")
+    return marks is not None and not (len(core) == 1 and core in LIST_MARKS and core in marks)
 
 
 def item_marks(items: Iterable[str]) -> str:

@@ -69,7 +69,7 @@ def _is_number(tp: Any) -> bool:
 def numbers_as_written(examples: Sequence[CheckedExample],
                        name: str) -> list[CheckedExample] | None:
     """``examples`` with field ``name``'s number as the text each writes it
-    with (``typed_values.written_at``: its first place), null kept; ``None``
+    with (``_written``: its first place, with its sign), null kept; ``None``
     where an example's value is no number, is not written there plainly
     (``PLAIN_NUMBER``), or its value is neither a model nor a mapping."""
     out = []
@@ -80,8 +80,7 @@ def numbers_as_written(examples: Sequence[CheckedExample],
             continue
         if isinstance(number, bool) or not isinstance(number, int | float | Decimal):
             return None
-        span = written_at(number, example.text)
-        text = example.text[span[0]:span[1]] if span is not None else ""
+        text = _written(number, example.text)
         if not PLAIN_NUMBER.match(text):
             return None
         value = example.value
@@ -93,6 +92,26 @@ def numbers_as_written(examples: Sequence[CheckedExample],
             return None
         out.append(CheckedExample(example.text, value))
     return out
+
+
+def _written(number: int | float | Decimal, text: str) -> str:
+    """The text ``text`` first writes ``number`` with (``typed_values.
+    written_at``), with the sign written before it where the value read has
+    it (``-5`` of ``offset = -5``: ``written_at`` places the digits alone, and
+    a rule learned after ``offset = -`` read ``7`` of ``offset = -7``, so a
+    model's 7 held), else ``""``: also where that text, read plainly, is
+    another number (``1.200`` for 1200, its point a grouping one: a rule
+    learned there compared ``1.500`` as 1.5)."""
+    span = written_at(number, text)
+    if span is None:
+        return ""
+    start, end = span
+    if start > 0 and text[start - 1] in "+-" and not (
+            start > 1 and (text[start - 2].isalnum() or text[start - 2] in "._+-")) and (
+            _decimal(text[start - 1:end]) == _decimal(number)):
+        start -= 1  # (not the ``-`` of a range ``1-5``)
+    written = text[start:end]  # ``1.200`` for 1200 (a grouping point): no plain number
+    return written if _decimal(written) == _decimal(number) else ""
 
 
 def number_text(found: Sequence[str], value: Any) -> str | None:

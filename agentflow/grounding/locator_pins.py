@@ -45,7 +45,6 @@ class LocatorPins(LocatorReading):
     head: str
     decimal: bool
     unit: bool
-    marks: str | None
 
     def pins(self, value: str) -> bool:
         """Whether the rule may pin ``value`` (a single value it finds, or a

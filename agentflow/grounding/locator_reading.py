@@ -32,6 +32,7 @@ from agentflow.grounding.lines import (
 )
 from agentflow.grounding.list_heading import sections
 from agentflow.grounding.list_markers import item_lines, marker_length
+from agentflow.grounding.list_separators import loose
 from agentflow.grounding.locator_places import right_end
 from agentflow.grounding.markup import tag_attributes, uncommented
 from agentflow.grounding.quotes import past_quote, quoted_content, read_items
@@ -79,6 +80,7 @@ class LocatorReading:
     keyed: bool
     parents: tuple[str, ...]
     document: tuple[str, ...]
+    marks: str | None
 
     @property
     def labelled(self) -> bool:
@@ -212,11 +214,18 @@ class LocatorReading:
         for i, line in self._read(lines):
             for raw in self._in_line(line, lines=lines, row=i):  # (out of a CDATA wrapper)
                 if (inner := unwrap_cdata(raw)) != raw:
-                    found += read_items(inner, self.split, unquote=self._unquotes)
+                    found += read_items(inner, self.split, unquote=self._unquotes,
+                                         exact=self._exact)
                     continue
                 found += [read_escaped(v, document) for v in read_items(
-                    raw, self.split, unquote=self._unquotes)]
+                    raw, self.split, unquote=self._unquotes, exact=self._exact)]
         return found
+
+    @property
+    def _exact(self) -> bool:
+        """Whether the rule splits its items at ``split`` as written alone, not
+        at its other forms (``agentflow.grounding.list_separators.loose``)."""
+        return self.split is not None and not loose(self.split, self.marks)
 
     @property
     def _unquotes(self) -> bool:
@@ -275,8 +284,8 @@ class LocatorReading:
                     continue
                 items = []
                 for part in [raw, *rest]:
-                    items += [v for v in read_items(part, self.split, unquote=self._unquotes)
-                              if _has_text(v)]
+                    items += [v for v in read_items(part, self.split, unquote=self._unquotes,
+                                                    exact=self._exact) if _has_text(v)]
                 if items:
                     out.append(items)
         return out

@@ -4,7 +4,7 @@ or record, for reports and the CLI's ``learned:`` lines."""
 
 from __future__ import annotations
 
-from agentflow.grounding.list_separators import LIST_MARKS
+from agentflow.grounding.list_separators import LIST_MARKS, loose
 from agentflow.grounding.locator_places import is_gap
 from agentflow.grounding.locator_reading import LocatorReading
 from agentflow.grounding.sibling_blocks import record_words
@@ -36,7 +36,8 @@ class LocatorWords(LocatorReading):
             until += f" before {self.right_word!r}"
         mark = (self.split or "").strip(" \t")
         split = (f", items split by {mark!r} with any blanks around it" if len(mark) == 1 and (
-            mark in LIST_MARKS) else f", items split by {self.split!r}" if self.split else "")
+            mark in LIST_MARKS) and self.split and loose(self.split, self.marks)
+            else f", items split by {self.split!r}" if self.split else "")
         under = f" under a heading {self.heading!r}" if self.heading else ""
         if self.group:
             under += f" inside group {self.group!r}"

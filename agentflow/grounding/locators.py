@@ -186,11 +186,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentflow.grounding.element_absence import element_names
-from agentflow.grounding.label_forms import tag_within
 from agentflow.grounding.locator_absence import layout_keys, layout_lines
 from agentflow.grounding.locator_contextless import learn_argument, learn_items
 from agentflow.grounding.locator_contexts import learn_locator
 from agentflow.grounding.locator_fields import locator_fields
+from agentflow.grounding.locator_held_out import held_out
 from agentflow.grounding.locator_kinds import example_shapes, with_kind
 from agentflow.grounding.locator_numbers import number_fields, numbers_as_written
 from agentflow.grounding.locator_offer import apply_locators
@@ -232,8 +232,10 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
         texts = numbers_as_written(examples, name)
         rule = None if texts is None else _field_rule(name, False, texts)
         if texts is not None and rule is not None and rule.labelled and rule.arg is None:
+            # compared by value (``locator_numbers.number_text``): ``2`` is 2.0 where the
+            # examples wrote ``0.75``, no other quantity (``decimal``)
             kept[name] = dataclasses.replace(_finished(
-                rule, texts, (layout, skeleton), lines, across), number=True)
+                rule, texts, (layout, skeleton), lines, across), number=True, decimal=False)
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[key] = kept
@@ -331,11 +333,8 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
     elif filled < 2 and not key_label(rule.left, rule.right):
         return None, True  # one example's line start: a label only if it reads as a key
         # (after a list marker, before a quote the value's end closes: ``- cron: '``)
-    elif len(examples) > 1 and not all(
-            _held_out(name, many, examples, i, rule.split, (rule.continued, rule.keyed),
-                      rule.paragraph, rule.right, rule.right_word, rule.group, like,
-                      (rule.depth, rule.parents, rule.document), rule.left)
-            for i in range(len(examples))):
+    elif len(examples) > 1 and not all(held_out(rule, examples, i, like)
+                                       for i in range(len(examples))):
         return None, True
     return headed(with_kind(rule, examples), examples, like), True
 
@@ -350,45 +349,6 @@ def is_loose(rule: Locator) -> bool:
     example's): the first of several only happens to be the value."""
     return (not rule.anchored and rule.arg is None and not rule.items
             and not any(c.isalnum() for c in rule.left + rule.right))
-
-
-def _held_out(name: str, many: bool, examples: Sequence[CheckedExample], i: int,
-              split: str | None = None, continued: tuple[bool, bool] = (False, False),
-              paragraph: bool = False, right: str = "", right_word: str = "",
-              group: str = "", like: Seen | None = None,
-              place: tuple[int | None, tuple[str, ...], tuple[str, ...]] = (None, (), ()),
-              left: str = "") -> bool:
-    """Whether the rule learned without example ``i`` holds on it (true when
-    the others teach no rule; ``split``: the separator of the rule learned
-    from all, which others that write one item a line cannot show;
-    ``continued``: likewise, whether values run on over continuation lines,
-    and over a sibling key's line (``Locator.keyed``), as all the examples
-    together show it; ``right_word``: likewise, the word
-    after ``right`` all the examples write, which one alone may write otherwise;
-    ``group``: likewise, the group all the examples write the field under;
-    ``place``: likewise, the depth, parent keys and ``---`` document they
-    write its label at (``Locator.depth``, ``parents``, ``document``);
-    ``left``: likewise, a start tag label less the attributes the examples
-    do not all write (``agentflow.grounding.label_forms.tag_label``);
-    ``like``: each value placed as the rule's were, ``learn_locator``)."""
-    rest = [e for j, e in enumerate(examples) if j != i]
-    rule = learn_locator(name, many, rest, like)
-    if rule is not None and rule.split is None and split is not None:
-        rule = dataclasses.replace(rule, split=split)  # the others had one item a line
-    if rule is not None and (rule.continued, rule.paragraph) != (continued[0], paragraph) and (
-            not rule.right):  # what all the examples show
-        rule = dataclasses.replace(rule, continued=continued[0], paragraph=paragraph)
-    if rule is not None and continued[1]:
-        rule = dataclasses.replace(rule, keyed=True)
-    if rule is not None and rule.right == right:
-        rule = dataclasses.replace(rule, right_word=right_word)
-    if rule is not None and left and rule.left != left and tag_within(left, rule.left):
-        rule = dataclasses.replace(rule, left=left)
-    if rule is not None and group:
-        rule = dataclasses.replace(rule, group=group)
-    if rule is not None and rule.labelled and place[0] is not None:
-        rule = dataclasses.replace(rule, depth=place[0], parents=place[1], document=place[2])
-    return rule is None or rule.holds(example_value(examples[i], name), examples[i].text)
 
 
 _CACHE: dict[Any, dict[str, Locator]] = {}

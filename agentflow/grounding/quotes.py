@@ -139,13 +139,14 @@ def past_quote(text: str, start: int) -> int:
     return found + 1 if found >= 0 else start
 
 
-def split_outside(text: str, sep: str) -> list[str]:
+def split_outside(text: str, sep: str, *, exact: bool = False) -> list[str]:
     """``text`` split at ``sep`` and its other forms (``agentflow.grounding.
     list_separators.separator_form``: ``,`` with any blanks around it for
     ``, ``; as ``str.split`` where it is written as learned), but not at one
     inside a quoted string an item begins with (``past_quote``): ``"io,
-    net", fix`` is ``['"io, net"', 'fix']``."""
-    form = separator_form(sep)
+    net", fix`` is ``['"io, net"', 'fix']``; ``exact``: at ``sep`` as
+    written alone."""
+    form = re.compile(re.escape(sep)) if exact else separator_form(sep)
     parts = []
     start = 0
     while (at := form.search(text, past_quote(text, start))) is not None:
@@ -154,14 +155,16 @@ def split_outside(text: str, sep: str) -> list[str]:
     return [*parts, text[start:]]
 
 
-def read_items(raw: str, sep: str | None, *, unquote: bool = False) -> list[str]:
+def read_items(raw: str, sep: str | None, *, unquote: bool = False,
+               exact: bool = False) -> list[str]:
     """The values of a located ``raw`` text: its items split at ``sep`` or
     another of its forms (``agentflow.grounding.list_separators.
     separator_form``; one item without it), each stripped, the empty ones left out; ``unquote``:
     split only outside quoted items (``split_outside``), and each item that
-    is one quoted string read as its content (``quoted_content``)."""
-    parts = [raw] if not sep else split_outside(raw, sep) if unquote else separator_form(
-        sep).split(raw)
+    is one quoted string read as its content (``quoted_content``); ``exact``:
+    split at ``sep`` as written alone (``list_separators.loose``)."""
+    parts = [raw] if not sep else split_outside(raw, sep, exact=exact) if unquote else (
+        raw.split(sep) if exact else separator_form(sep).split(raw))
     out = []
     for part in parts:
         span = quoted_content(part) if unquote else None
