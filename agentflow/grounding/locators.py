@@ -307,7 +307,7 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
         # line): generalised, so it needs two examples that fill the field
         if filled < 2:
             return None, True
-    elif filled < 2 and not key_label(rule.left, rule.right):
+    elif filled < 2 and not key_label(rule.left, rule.right, rule.right_word):
         return None, True  # one example's line start: a label only if it reads as a key
         # (after a list marker, before a quote the value's end closes: ``- cron: '``)
     elif len(examples) > 1 and not all(
