@@ -196,6 +196,7 @@ from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.locator_twins import anchors, beside_context, echoed, key_label, twinned
+from agentflow.grounding.member_lines import laid_out
 from agentflow.grounding.row_cells import shared_row
 from agentflow.output.examples import CheckedExample
 
@@ -212,6 +213,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
+    # each example as the rules read a document: one member a line (``Locator.region``)
+    examples = [dataclasses.replace(e, text=laid_out(e.text)) for e in examples]
     kept: dict[str, Locator] = {}
     for name, many in locator_fields(output_type):
         rule, held = _context_rule(name, many, examples, None)
