@@ -127,3 +127,22 @@ def test_the_field_name_tells_two_elements_of_one_value_apart() -> None:
     both = csproj(prop("AssemblyName", "invoice-tool") + prop("RootNamespace", "Contoso.Tool"))
     assert scored(Project(root_namespace="Contoso.Tool"), both, rules, "root_namespace") == HELD
     assert scored(Project(assembly_name="invoice-tool"), both, rules, "assembly_name") == HELD
+
+
+class References(BaseModel):
+    packages: list[str] = []
+
+
+def test_one_example_teaches_a_list_after_an_attribute_of_a_start_tag() -> None:
+    refs = ('  <ItemGroup>\n    <PackageReference Include="Serilog" Version="3.1.1" />\n'
+            '    <PackageReference Include="Dapper" Version="2.1.0" />\n  </ItemGroup>\n')
+    filled = csproj(prop("OutputType", "Exe")).replace("</Project>", refs + "</Project>")
+    examples = [Example(filled, References(packages=["Serilog", "Dapper"])),
+                Example(csproj(prop("OutputType", "Exe")), References())]
+    rule = learned_rules(examples, References)["packages"]
+    assert (rule.left, rule.right) == ('<PackageReference Include="', '"')  # no ``Version`` after
+    doc = csproj("").replace("</Project>", (
+        '  <ItemGroup>\n    <PackageReference Include="Swashbuckle.AspNetCore">\n'
+        "      <Version>6.5.0</Version>\n    </PackageReference>\n"
+        '    <PackageReference Include="Polly" Version="8.0.0" />\n  </ItemGroup>\n</Project>'))
+    assert rule.values(doc) == ["Swashbuckle.AspNetCore", "Polly"]

@@ -49,6 +49,11 @@ _ITEM_KEY = re.compile(r"(?:[-*+][ \t]+)?(?P<key>(?:[^\W\d][\w.-]*(?: [\w.-]+){0
                        r"|(?P<q>[\"'])[@\w][\w.@/-]*(?P=q))[ \t]*[:=][ \t]*)(?P<open>[\"'{\[(]?)\Z")
 """A key one example alone makes a label of: bare (``Version: ``, ``- cron: '``) or
 quoted (``"main": "``, a JSON member's), before an opener of its value or none."""
+_ATTRIBUTE_KEY = re.compile(r"<[A-Za-z_][\w.:-]*(?:[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"
+                            r"(?:\"[^\"]*\"|'[^']*'))*[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"
+                            r"(?P<open>[\"'])\Z")
+"""An attribute of a start tag, up to its value's opening quote
+(``<PackageReference Include="``): the element and the attribute name its key."""
 _CLOSE = {'"': '"', "'": "'", "{": "}", "[": "]", "(": ")"}
 
 
@@ -60,13 +65,15 @@ def key_label(left: str, right: str, word: str = "") -> bool:
     (a JSON member, ``"main": "`` up to ``"``), or a markup element's start
     tag whose end tag ``right`` begins (``<AssemblyName>`` up to ``</``
     before the ``word`` ``AssemblyName``: the element's name is its key,
-    ``agentflow.grounding.label_forms.tag_label``): the line starts one
-    example alone makes a label of."""
+    ``agentflow.grounding.label_forms.tag_label``), or an attribute of a
+    start tag before the quote ``right`` closes (``<PackageReference
+    Include="`` up to ``"``): the line starts one example alone makes a
+    label of."""
     tag = start_tag(left)
     if tag is not None:
         end = right + word if right == "</" else right
         return re.match(rf"</{re.escape(tag[0])}(?![\w.:-])", end, re.IGNORECASE) is not None
-    match = _ITEM_KEY.match(left)
+    match = _ITEM_KEY.match(left) or _ATTRIBUTE_KEY.match(left)
     if match is None:
         return False
     opener = match.group("open")
