@@ -139,10 +139,13 @@ own label it could not see (a label learned from one example must hold on
 the other). A rule generalised from several examples (a context common to
 them, not the same label) needs at least two that fill the field, and a
 line start seen in one example only is a label only when it reads as a key
-(``Version: ``, ``ExecStart=``). A rule that reads after punctuation alone
-to the line's end (``, ``: no label, no word) is kept only where the
-examples write that context nowhere but before their value (``is_loose``):
-any line with a comma holds ``, ``. A single field's rule also keeps the
+(``Version: ``, ``ExecStart=``, a JSON member's ``"main": "``, an element's
+``<OutputType>`` or attribute ``<PackageReference Include="``: ``locator_twins.
+key_label``). Examples and documents are read one member a line (``agentflow.
+grounding.member_lines``: a minified JSON document, markup on one line). A
+rule that reads after punctuation alone to the line's end (``, ``: no label,
+no word) is kept only where the examples write that context nowhere but
+before their value (``is_loose``): any line with a comma holds ``, ``. A single field's rule also keeps the
 kind of value every example shows (``Locator.letter`` / ``Locator.digit``:
 a letter, a ``figure``), and finds no other (``19.80`` is no currency code
 where the examples wrote ``GBP``, ``EUR``; nor, where its label holds one, a
