@@ -147,7 +147,8 @@ rule that reads after punctuation alone to the line's end (``, ``: no label,
 no word) is kept only where the examples write that context nowhere but
 before their value (``is_loose``): any line with a comma holds ``, ``. A
 single field's rule also keeps the kind of value every example shows
-(``Locator.letter`` / ``Locator.digit``: a letter, a ``figure``), and finds no other (``19.80`` is no currency code
+(``Locator.letter`` / ``Locator.digit``: a letter, a ``figure``), and finds no
+other (``19.80`` is no currency code
 where the examples wrote ``GBP``, ``EUR``; nor, where its label holds one, a
 later label's: ``Host *`` before ``Host prod``). Every rule
 keeps the keys the examples' lines begin with (``Locator.layout``) and
