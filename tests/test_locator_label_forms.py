@@ -170,5 +170,9 @@ METAS = [
 def test_a_quoted_key_is_a_key_however_spaced() -> None:
     rule = learn_locators(check_examples(METAS, Meta), Meta)["name"]
     assert rule.left == '"name": "'
-    assert rule.values('{"license":"0BSD","name":"zed"}\n') == []  # not at a line's start
+    # a minified document's members are read one a line, as a JSON parser reads them
+    # (``agentflow.grounding.member_lines``; newcomer24 probe)
+    assert rule.values('{"license":"0BSD","name":"zed"}\n') == ["zed"]
+    nested = '{"license":"0BSD","meta":{"name":"zed"}}\n'
+    assert rule.off_depth(nested)  # only another object's name: offered, never pinned
     assert rule.values('{\n  "name":"zed",\n  "license" : "0BSD",\n}\n') == ["zed"]

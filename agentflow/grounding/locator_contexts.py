@@ -91,10 +91,12 @@ def learn_locator(name: str, many: bool, examples: Sequence[CheckedExample],
     # ``, see LICENSE``; after a column gap, the next column's text (no end of the value)
     if right == "" and any(a.strip() for a in afters):
         return None  # the values end at no common text and not at the line's end
-    if split is None and not many and len(set(befores)) == 1 and (
+    if split is None and len(set(befores)) == 1 and (
             quote := closing_quote(befores[0], right)) != right:
         right, word = quote, ""  # a quoted value ends at its closing quote (``",`` of
-        # ``"license": "MIT",``; the object's last key writes no ``,``)
+        # ``"license": "MIT",``; the object's last key writes no ``,``), a list's items
+        # one a place too (``<PackageReference Include="x" Version="1" />``: no
+        # ``Version`` needed after it, ``<PackageReference Include="y">``)
     if right and not right.strip() and len(right) < 2:
         return None  # one space after: too weak to end a value
     if continued and right:

@@ -35,6 +35,7 @@ from agentflow.grounding.list_markers import item_lines, marker_length
 from agentflow.grounding.list_separators import loose
 from agentflow.grounding.locator_places import right_end
 from agentflow.grounding.markup import tag_attributes, uncommented
+from agentflow.grounding.member_lines import laid_out
 from agentflow.grounding.quotes import past_quote, quoted_content, read_items
 from agentflow.grounding.value_clauses import block_indicator, comment_arguments, comment_start
 from agentflow.grounding.void_blocks import live_text
@@ -115,8 +116,10 @@ class LocatorReading:
         fence (``agentflow.grounding.fences.in_fence``: a document without
         one all blank); a markup document's comments blanked (``agentflow.
         grounding.markup.uncommented``: a commented-out ``<item>`` is no
-        element of the document)."""
-        source = self._grouped(uncommented(source))
+        element of the document); a JSON or markup document that writes
+        several members on a line, one member a line (``agentflow.grounding.
+        member_lines.laid_out``: a minified ``package.json``)."""
+        source = self._grouped(uncommented(laid_out(source)))
         span = self._document_span(source)
         return in_document(source, span[0]) if span is not None and span[1] else source
 

@@ -32,30 +32,48 @@ from collections.abc import Sequence
 
 from agentflow.grounding.chance_places import own_place, word_cut
 from agentflow.grounding.echo_keys import echo_keys
+from agentflow.grounding.label_forms import start_tag
 from agentflow.grounding.locator_places import Seen, common_end, example_value, places_at
 from agentflow.grounding.locator_rule import Locator
 from agentflow.output.examples import CheckedExample
 
 __all__ = ["KEY_LABEL", "MAX_OTHER_PLACES", "MAX_PLACES", "anchors", "beside_context", "echoed",
-           "key_label", "twinned"]
+           "key_label", "named", "twinned"]
 
 KEY_LABEL = re.compile(r"[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*\Z")
 """A key of a ``key: value`` / ``key=value`` line (``Version: ``, ``ExecStart=``,
 ``path = ``): the only line start one example alone makes a label of, and the
 label ``twinned`` prefers."""
 
-_ITEM_KEY = re.compile(r"(?:[-*+][ \t]+)?(?P<key>[^\W\d][\w.-]*(?: [\w.-]+){0,3}[ \t]*[:=][ \t]*)"
-                       r"(?P<open>[\"'{\[(]?)\Z")
+_ITEM_KEY = re.compile(r"(?:[-*+][ \t]+)?(?P<key>(?:[^\W\d][\w.-]*(?: [\w.-]+){0,3}"
+                       r"|(?P<q>[\"'])[@\w][\w.@/-]*(?P=q))[ \t]*[:=][ \t]*)(?P<open>[\"'{\[(]?)\Z")
+"""A key one example alone makes a label of: bare (``Version: ``, ``- cron: '``) or
+quoted (``"main": "``, a JSON member's), before an opener of its value or none."""
+_ATTRIBUTE_KEY = re.compile(r"<[A-Za-z_][\w.:-]*(?:[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"
+                            r"(?:\"[^\"]*\"|'[^']*'))*[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"
+                            r"(?P<open>[\"'])\Z")
+"""An attribute of a start tag, up to its value's opening quote
+(``<PackageReference Include="``): the element and the attribute name its key."""
 _CLOSE = {'"': '"', "'": "'", "{": "}", "[": "]", "(": ")"}
 
 
-def key_label(left: str, right: str) -> bool:
+def key_label(left: str, right: str, word: str = "") -> bool:
     """Whether a label ``left`` (the value up to ``right``) reads as a key
     (``KEY_LABEL``), also after a list marker (YAML ``- cron: ``) and before
     the opener of a quoted or bracketed value that ``right`` closes
-    (``- cron: '`` up to ``'``, ``journal = {`` up to ``},``): the line
-    starts one example alone makes a label of."""
-    match = _ITEM_KEY.match(left)
+    (``- cron: '`` up to ``'``, ``journal = {`` up to ``},``), a quoted key
+    (a JSON member, ``"main": "`` up to ``"``), or a markup element's start
+    tag whose end tag ``right`` begins (``<AssemblyName>`` up to ``</``
+    before the ``word`` ``AssemblyName``: the element's name is its key,
+    ``agentflow.grounding.label_forms.tag_label``), or an attribute of a
+    start tag before the quote ``right`` closes (``<PackageReference
+    Include="`` up to ``"``): the line starts one example alone makes a
+    label of."""
+    tag = start_tag(left)
+    if tag is not None:
+        end = right + word if right == "</" else right
+        return re.match(rf"</{re.escape(tag[0])}(?![\w.:-])", end, re.IGNORECASE) is not None
+    match = _ITEM_KEY.match(left) or _ATTRIBUTE_KEY.match(left)
     if match is None:
         return False
     opener = match.group("open")
@@ -100,15 +118,33 @@ def anchors(name: str, examples: Sequence[CheckedExample]) -> list[Seen]:
 def twinned(rules: Sequence[Locator]) -> Locator:
     """One rule of ``rules`` (different rules that each held on every
     example), the others its ``twins``: the first whose label reads as a
-    key (``path = ``, not ``[submodule "``), else the first.
+    key (``path = ``, not ``[submodule "``), else the first. Where the
+    label of exactly one of them is the field's own name (``named``:
+    ``<RootNamespace>`` of ``root_namespace`` beside ``<AssemblyName>``,
+    the examples writing one value in both), the schema tells the places
+    apart: that rule alone, without twins.
 
     Raises:
         IndexError: when ``rules`` is empty.
     """
+    own = [r for r in rules if named(r)]
+    if len(own) == 1 and len(rules) > 1:
+        return own[0]
     keyed = [r for r in rules if r.anchored and r.arg is None and KEY_LABEL.match(r.left)]
     main = keyed[0] if keyed else rules[0]
     others = tuple(r for r in rules if r is not main)
     return dataclasses.replace(main, twins=others) if others else main
+
+
+def named(rule: Locator) -> bool:
+    """Whether ``rule`` reads after a label whose key is its field's name,
+    letter case, ``_``, ``-``, ``.`` and spaces aside (``RootNamespace`` of
+    ``root_namespace``, ``"main": "`` of ``main``)."""
+    return rule.labelled and rule.arg is None and _folded(rule.key) == _folded(rule.field)
+
+
+def _folded(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name).casefold()
 
 
 def echoed(rule: Locator, examples: Sequence[CheckedExample]) -> Locator:

@@ -141,12 +141,16 @@ own label it could not see (a label learned from one example must hold on
 the other). A rule generalised from several examples (a context common to
 them, not the same label) needs at least two that fill the field, and a
 line start seen in one example only is a label only when it reads as a key
-(``Version: ``, ``ExecStart=``). A rule that reads after punctuation alone
-to the line's end (``, ``: no label, no word) is kept only where the
-examples write that context nowhere but before their value (``is_loose``):
-any line with a comma holds ``, ``. A single field's rule also keeps the
-kind of value every example shows (``Locator.letter`` / ``Locator.digit``:
-a letter, a ``figure``), and finds no other (``19.80`` is no currency code
+(``Version: ``, ``ExecStart=``, a JSON member's ``"main": "``, an element's
+``<OutputType>`` or attribute ``<PackageReference Include="``: ``locator_twins.
+key_label``). Examples and documents are read one member a line (``agentflow.
+grounding.member_lines``: a minified JSON document, markup on one line). A
+rule that reads after punctuation alone to the line's end (``, ``: no label,
+no word) is kept only where the examples write that context nowhere but
+before their value (``is_loose``): any line with a comma holds ``, ``. A
+single field's rule also keeps the kind of value every example shows
+(``Locator.letter`` / ``Locator.digit``: a letter, a ``figure``), and finds no
+other (``19.80`` is no currency code
 where the examples wrote ``GBP``, ``EUR``; nor, where its label holds one, a
 later label's: ``Host *`` before ``Host prod``). Every rule
 keeps the keys the examples' lines begin with (``Locator.layout``) and
@@ -199,6 +203,7 @@ from agentflow.grounding.locator_places import Seen, example_value
 from agentflow.grounding.locator_records import learn_records
 from agentflow.grounding.locator_rule import VALUES_KEY, Locator
 from agentflow.grounding.locator_twins import anchors, beside_context, echoed, key_label, twinned
+from agentflow.grounding.member_lines import laid_out
 from agentflow.grounding.row_cells import shared_row
 from agentflow.output.examples import CheckedExample
 
@@ -215,6 +220,8 @@ def learn_locators(examples: Sequence[CheckedExample], output_type: Any) -> dict
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
+    # each example as the rules read a document: one member a line (``Locator.region``)
+    examples = [dataclasses.replace(e, text=laid_out(e.text)) for e in examples]
     kept: dict[str, Locator] = {}
     for name, many in locator_fields(output_type):
         if (rule := _field_rule(name, many, examples)) is not None:
@@ -330,7 +337,7 @@ def _context_rule(name: str, many: bool, examples: Sequence[CheckedExample],
         # line): generalised, so it needs two examples that fill the field
         if filled < 2:
             return None, True
-    elif filled < 2 and not key_label(rule.left, rule.right):
+    elif filled < 2 and not key_label(rule.left, rule.right, rule.right_word):
         return None, True  # one example's line start: a label only if it reads as a key
         # (after a list marker, before a quote the value's end closes: ``- cron: '``)
     elif len(examples) > 1 and not all(held_out(rule, examples, i, like)

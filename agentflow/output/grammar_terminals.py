@@ -208,15 +208,17 @@ class TerminalBuilder:
         return self.list_values(key, values)
 
     def list_values(self, key: tuple[Any, ...], values: list[str]) -> str | None:
-        """A new terminal listing ``values`` (its name, kept under ``key``);
-        ``None`` (kept as ``""``) when there are none. Under ``clean`` only
-        the values with clean edges (``clean_value``) are listed."""
+        """A terminal listing ``values`` (its name, kept under ``key``: the
+        one terminal of a key asked for again, as two fields that offer the
+        same values ask); ``None`` (kept as ``""``) when there are none.
+        Under ``clean`` only the values with clean edges (``clean_value``)
+        are listed."""
         if self.clean:
             values = [v for v in values if clean_value(v)]
             key = (*key, "CLEAN")
-            found = self.patterns.get(key)
-            if found is not None:
-                return found or None
+        found = self.patterns.get(key)
+        if found is not None:  # (named anew, it took the next terminal's name: the next
+            return found or None  # field's values were offered for both)
         if not values:
             self.patterns[key] = ""
             return None
