@@ -106,8 +106,11 @@ async def call_events(
     try:
         with agent.telemetry.call(agent.name, agent.id, ex):
             yield CallStarted(ex.call_id, agent.name, agent.id)
-            for m in hooks.on_call_start:
-                await m.on_call_start(ex)
+            for m, now in hooks.start_steps:
+                if now is not None:  # a sync stage: no coroutine
+                    now(m, ex)
+                else:
+                    await m.on_call_start(ex)
             for event in drain(ex):
                 yield event
             ex.memory.extend(inputs)  # after what on_call_start added (reminders)
@@ -190,8 +193,11 @@ async def call_events(
             else:
                 out_of_steps(agent, ex)
 
-            for m in hooks.on_call_end:
-                await m.on_call_end(ex)
+            for m, now in hooks.end_steps:
+                if now is not None:  # a sync stage: no coroutine
+                    now(m, ex)
+                else:
+                    await m.on_call_end(ex)
             for event in drain(ex):
                 yield event
             complete = commit(ex)
@@ -230,8 +236,11 @@ async def call_complete(
     chunk_hooks = hooks.on_chunk_unread
     try:
         with agent.telemetry.call(agent.name, agent.id, ex):
-            for m in hooks.on_call_start:
-                await m.on_call_start(ex)
+            for m, now in hooks.start_steps:
+                if now is not None:  # a sync stage: no coroutine
+                    now(m, ex)
+                else:
+                    await m.on_call_start(ex)
             ex.memory.extend(inputs)  # after what on_call_start added (reminders)
             if ex.pending_events:
                 drain(ex)
@@ -288,8 +297,11 @@ async def call_complete(
             else:
                 out_of_steps(agent, ex)
 
-            for m in hooks.on_call_end:
-                await m.on_call_end(ex)
+            for m, now in hooks.end_steps:
+                if now is not None:  # a sync stage: no coroutine
+                    now(m, ex)
+                else:
+                    await m.on_call_end(ex)
             if ex.pending_events:
                 drain(ex)
             return commit(ex)

@@ -186,20 +186,27 @@ class Msg(Generic[OutputT]):
 
     # convenience constructors
     @classmethod
-    def user(cls, content: str | Iterable[Block | str], **kw: Any) -> Msg:
+    def user(cls, content: str | Iterable[Block | str], *, name: str | None = None,
+             metadata: Mapping[str, Any] | None = None, id: str | None = None,
+             result: StructuredResult | None = None) -> Msg:
         """A user message holding ``content``: text, or text and blocks
-        (``Msg.user(["Describe it.", ImageBlock.from_path("cat.png")])``)."""
-        return cls("user", content, **kw)
+        (``Msg.user(["Describe it.", ImageBlock.from_path("cat.png")])``); the
+        keywords as ``Msg`` takes them (named: no ``**`` dict per message)."""
+        return cls("user", content, name, metadata, id, result)
 
     @classmethod
-    def system(cls, text: str, **kw: Any) -> Msg:
-        """A system message holding ``text``."""
-        return cls("system", text, **kw)
+    def system(cls, text: str, *, name: str | None = None,
+               metadata: Mapping[str, Any] | None = None, id: str | None = None,
+               result: StructuredResult | None = None) -> Msg:
+        """A system message holding ``text`` (the keywords as ``Msg`` takes them)."""
+        return cls("system", text, name, metadata, id, result)
 
     @classmethod
-    def assistant(cls, text: str, **kw: Any) -> Msg:
-        """An assistant message holding ``text``."""
-        return cls("assistant", text, **kw)
+    def assistant(cls, text: str, *, name: str | None = None,
+                  metadata: Mapping[str, Any] | None = None, id: str | None = None,
+                  result: StructuredResult | None = None) -> Msg:
+        """An assistant message holding ``text`` (the keywords as ``Msg`` takes them)."""
+        return cls("assistant", text, name, metadata, id, result)
 
     # views
     @property

@@ -17,7 +17,7 @@ from agentflow.batch import ExtractInput, UniqueIds, extract_many
 from agentflow.batch_api.cost import usage_summary
 from agentflow.batch_api.journal import journal_path
 from agentflow.batch_api.runner import BatchSettings
-from agentflow.cli.input_done import InputDone, Reach, Settle
+from agentflow.cli.input_done import Reach, Settle
 from agentflow.cli.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_INSTRUCTIONS,
@@ -182,11 +182,16 @@ async def _extract_into(
     usage, batch_usage = Usage(), [Usage()]
     faults: dict[str, int] = {}
     try:
-        async with contextlib.aclosing(_done(
-                args, model, inputs(), output_type, concurrency, instructions, chunking,
-                max_chars, examples, progress, batch_usage, offsets, pages)) as finished:
+        results, settle = _done(args, model, inputs(), output_type, concurrency, instructions,
+                                chunking, max_chars, examples, progress, batch_usage, offsets,
+                                pages)
+        async with (_stops_the_run() if settle is not None else contextlib.nullcontext(),
+                    contextlib.aclosing(results) as finished):
             reach = Reach()  # a request went through: later connection faults are transient
             async for one in finished:
+                if settle is not None:  # extract_many's result, read here: no generator
+                    # layer between it and this loop
+                    one = settle(one, offsets.pop(one.id, 0), pages.pop(one.id, None))
                 if (stop := reach.stop(one)) is not None:
                     raise SetupError(stop)
                 record = one.record
@@ -227,35 +232,34 @@ async def _extract_into(
     return 1 if failed else 0
 
 
-async def _done(
+def _done(
     args: argparse.Namespace, model: Any, inputs: AsyncIterator[ExtractInput], output_type: Any,
     concurrency: int, instructions: str, chunking: Chunking | None, max_chars: int | None,
     examples: Any, progress: Progress, batch_usage: list[Usage], offsets: dict[str, int],
     pages: dict[str, Any],
-) -> AsyncGenerator[InputDone, None]:
-    """Each input's ``InputDone`` as it completes: from ``extract_many`` in
-    this process, or from ``--workers`` processes (``agentflow.cli.workers``)."""
+) -> tuple[AsyncGenerator[Any, None], Settle | None]:
+    """The inputs' results as they complete, and how each becomes its
+    ``InputDone``: ``extract_many``'s ``ExtractResult``s in this process with
+    the ``Settle`` to apply to each (together with its ``offsets`` and
+    ``pages`` entries, popped) under ``_stops_the_run``; or, under
+    ``--workers``, the ``InputDone``s of the worker processes
+    (``agentflow.cli.workers``) and ``None``. Nothing runs until the
+    generator is first read."""
     if args.workers > 1:
         async def items() -> AsyncIterator[WorkItem]:
             async for item in inputs:
                 yield WorkItem(item, offsets.pop(item.id, 0), pages.pop(item.id, None))
 
-        async with contextlib.aclosing(extract_in_workers(
-                args, items(), workers=args.workers, concurrency=concurrency)) as done:
-            async for one in done:
-                yield one
-        return
-    settle = Settle(model, args.base_url)
-    async with _stops_the_run(), contextlib.aclosing(extract_many(
+        return extract_in_workers(args, items(), workers=args.workers,
+                                  concurrency=concurrency), None
+    return extract_many(
         # ids are unique by construction (each file once, each JSONL id once per file)
         model, UniqueIds(inputs), output_type, concurrency=concurrency, order="completed",
         instructions=instructions, chunking=chunking, passes=args.passes,
         allow_partial=args.allow_partial, max_chars=max_chars,
         ground=not getattr(args, "no_ground", False), on_progress=progress.chunk,
         mode=args.mode, batch=_batch_settings(args, batch_usage), examples=examples,
-    )) as results:
-        async for result in results:
-            yield settle(result, offsets.pop(result.id, 0), pages.pop(result.id, None))
+    ), Settle(model, args.base_url)
 
 
 @contextlib.asynccontextmanager

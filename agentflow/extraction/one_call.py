@@ -41,9 +41,9 @@ def _message(item: ExtractInput, taken: frozenset[tuple[int, int]] = frozenset()
     if located:
         metadata = {**(metadata or {}), LOCATED_KEY: dict(located)}
     if not item.media:
-        return Msg.user(item.text, metadata=metadata)
+        return Msg("user", item.text, None, metadata)  # (Msg.user, without its frame)
     media = resolve_media(item.media)
-    return Msg.user([*media, item.text] if item.text.strip() else media, metadata=metadata)
+    return Msg("user", [*media, item.text] if item.text.strip() else media, None, metadata)
 
 
 async def extract_one(

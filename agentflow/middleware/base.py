@@ -22,9 +22,10 @@ wants to emit go through ``ex.emit``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from agentflow._slots_init import slot_init
 from agentflow.errors import ProviderError
@@ -48,6 +49,7 @@ __all__ = [
     "ModelRequest",
     "ReasonAgain",
     "hooks_for",
+    "sync_stage",
 ]
 
 
@@ -180,6 +182,38 @@ class Middleware:
         """The loop ended normally (not on error); may rewrite ``ex.memory``/``ex.reply``."""
 
 
+M = TypeVar("M", bound=Middleware)
+Now = Callable[[Any, CallExecution], None]
+"""A sync stage's body, called as ``body(middleware, ex)``."""
+
+_NOW = "__agentflow_now__"
+
+
+def sync_stage(
+    body: Callable[[M, CallExecution], None],
+) -> Callable[[M, CallExecution], Coroutine[Any, Any, None]]:
+    """Decorates an ``on_call_start`` / ``on_call_end`` whose body has no
+    ``await``: the stage stays a coroutine method to its callers (``await
+    m.on_call_start(ex)``; a subclass may override it or ``await super()``'s),
+    and the agent's loop calls ``body`` itself, with no coroutine made per
+    call (``Hooks.start_steps`` / ``end_steps``). A subclass that overrides
+    the stage without this decorator is awaited as any other."""
+
+    @functools.wraps(body)
+    async def stage(self: M, ex: CallExecution) -> None:
+        body(self, ex)
+
+    setattr(stage, _NOW, body)
+    return stage
+
+
+def _steps(middleware: tuple[Middleware, ...], stage: str,
+           ) -> tuple[tuple[Middleware, Now | None], ...]:
+    """Each of ``middleware`` with its ``stage``'s sync body (``sync_stage``)
+    or ``None`` (a coroutine method, awaited)."""
+    return tuple((m, getattr(getattr(type(m), stage), _NOW, None)) for m in middleware)
+
+
 _STAGES = ("on_call_start", "pre_reasoning", "on_chunk", "post_reasoning", "post_acting",
            "on_call_end")
 
@@ -216,6 +250,12 @@ class Hooks:
     """The middleware that override ``declared_tools`` (asked at each output
     call whether they declare any: the answer may change between calls); a
     middleware that keeps ``Middleware``'s declares none and is not asked."""
+    start_steps: tuple[tuple[Middleware, Now | None], ...] = ()
+    """``on_call_start`` as the loop runs it: each middleware with the sync
+    body of its stage (``sync_stage``: called, no coroutine) or ``None``
+    (awaited)."""
+    end_steps: tuple[tuple[Middleware, Now | None], ...] = ()
+    """``on_call_end`` as the loop runs it (as ``start_steps``)."""
 
 
 def _overrides(m: object, stage: str) -> bool:
@@ -242,4 +282,5 @@ def _table(source: list[Middleware], text: Hooks | None = None,
         tuple(m for m in source if _overrides(m, stage)) for stage in _STAGES)
     unread = tuple(m for m in chunk if not getattr(m, "chunks_for_deltas_only", False))
     declaring = tuple(m for m in source if _overrides(m, "declared_tools"))
-    return Hooks(source, start, pre, chunk, post, acting, end, unread, text, output, declaring)
+    return Hooks(source, start, pre, chunk, post, acting, end, unread, text, output, declaring,
+                 _steps(start, "on_call_start"), _steps(end, "on_call_end"))

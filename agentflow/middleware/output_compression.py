@@ -20,7 +20,7 @@ from agentflow.messages import (
     ToolUseBlock,
 )
 from agentflow.middleware._output_run import KEY, OutputRun
-from agentflow.middleware.base import Middleware
+from agentflow.middleware.base import Middleware, sync_stage
 from agentflow.output.reminders import TOOL_NAME
 from agentflow.output.token_confidence import field_probabilities
 
@@ -44,7 +44,8 @@ class StructuredOutputCompression(Middleware):
 
     output_calls_only = True  # tidies the memory of calls that asked for an output only
 
-    async def on_call_end(self, ex: CallExecution) -> None:
+    @sync_stage  # no await in it: the loop calls it with no coroutine
+    def on_call_end(self, ex: CallExecution) -> None:
         run: OutputRun | None = ex.extra.get(KEY)  # run_of, inline
         if run is None:
             return

@@ -103,7 +103,7 @@ from agentflow.middleware._output_run import KEY as _KEY
 from agentflow.middleware._output_run import NO_OUTPUT as _NO_OUTPUT
 from agentflow.middleware._output_run import OutputRun as _Run
 from agentflow.middleware._output_run import run_of as _run_of
-from agentflow.middleware.base import Decision, Middleware, ModelRequest
+from agentflow.middleware.base import Decision, Middleware, ModelRequest, sync_stage
 from agentflow.middleware.output_answers import answer_outputs, hold_output
 from agentflow.middleware.output_budget import budgeted
 from agentflow.middleware.output_compression import StructuredOutputCompression
@@ -216,7 +216,8 @@ class StructuredOutputMiddleware(Middleware):
 
     # ------------------------------------------------------------ call start
 
-    async def on_call_start(self, ex: CallExecution) -> None:
+    @sync_stage  # no await in it: the loop calls it with no coroutine
+    def on_call_start(self, ex: CallExecution) -> None:
         if ex.output_type is None:
             if ex.so_tool_active:
                 ex.memory.append(persistent_reminder(ReminderType.EXIT))
