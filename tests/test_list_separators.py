@@ -80,6 +80,22 @@ def test_a_list_written_one_item_a_line_read_on_one_line_is_not_pinned() -> None
     assert _confidence(rule, doc, ["E203,E266"]) < REVIEW_BELOW
 
 
+def test_a_mark_whose_parts_are_no_items_is_the_items_own_syntax() -> None:
+    """``idna; extra == "web"`` (a requirement and its environment marker; here
+    a code and a marker) under examples whose items are single tokens: cut at
+    its ``;``, a part holds blanks no example's item holds, so the ``;`` is no
+    separator and the item stays pinned; ``E203; W503`` still is not."""
+    rule = _rule("ignore = E203\nignore = W503", "ignore = E501")
+    assert rule.marks == ""
+    assert not unsplit('idna; extra == "web"', "") and not unsplit("a | b c", "")
+    assert unsplit("E203; W503", "") and unsplit("E203 W503", "")
+    assert unsplit("a,b;c", "")
+    doc = '[flake8]\nignore = E203\nignore = E731; python_version < "3.8"\n'
+    items = ["E203", 'E731; python_version < "3.8"']
+    assert rule.values(doc) == items
+    assert _confidence(rule, doc, items) == HELD
+
+
 def test_a_phrase_holds_its_own_punctuation() -> None:
     rule = _rule("ignore = E203, W503\nauthors = Jane Roe; Li Wei",
                  "ignore = E501\nauthors = Ann Lee", "authors")

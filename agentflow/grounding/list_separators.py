@@ -79,7 +79,18 @@ def unsplit(item: str, marks: str) -> bool:
     items the rule read as one. Never where the examples' items are phrases
     (some holds a blank): a phrase's own punctuation is no separator
     (``Free Software Foundation, Inc.``, Debian's alternatives ``gpgv |
-    gpgv2`` beside ``libc6 (>= 2.34)``)."""
+    gpgv2`` beside ``libc6 (>= 2.34)``). Nor where cutting ``item`` at a
+    list mark it holds leaves a part holding a blank, which no example's
+    item holds: the mark is then the item's own syntax, not a separator
+    (``idna; extra == "web"``, a requirement and its environment marker)."""
     if " " in marks or "\t" in marks:
         return False
-    return any(c in _LIKE and c not in marks for c in item.strip())
+    text = item.strip()
+    foreign = [c for c in LIST_MARKS if c in text and c not in marks]
+    if foreign:
+        parts = re.split("|".join(map(re.escape, foreign)), text)
+        return all(part.strip() and not _BLANK.search(part.strip()) for part in parts)
+    return _BLANK.search(text) is not None
+
+
+_BLANK = re.compile(r"[ \t]")
