@@ -117,12 +117,18 @@ class Project(BaseModel):
 
 
 def test_a_value_one_example_writes_twice_is_shown_at_both_places() -> None:
-    """``namespace`` was said to be written "after '<Assembly>'" only: the
-    first place of its value, which is the other field's."""
-    examples = check_examples([
-        Example("<Assembly>Ledger.Cli</Assembly>\n<Namespace>Ledger.Cli</Namespace>\n",
-                Project(assembly="Ledger.Cli", namespace="Ledger.Cli")),
-        Example("<Other>x</Other>\n", Project())], Project)
-    lines = learned_lines(learn_locators(examples, Project), examples, Project)
-    assert lines[1].startswith("no rule: namespace (only 1 example fills it, after "
-                               "'<Assembly>' and after '<Namespace>': ")
+    """``namespace`` was said to be written after the first place of its value
+    only, which is the other field's; where an element names the field, one
+    example teaches the rule at that element (``<Namespace>``, not
+    ``<Assembly>``)."""
+    def lines_of(text: str) -> list[str]:
+        examples = check_examples([
+            Example(text, Project(assembly="Ledger.Cli", namespace="Ledger.Cli")),
+            Example("nothing here\n", Project())], Project)
+        return learned_lines(learn_locators(examples, Project), examples, Project)
+
+    prose = lines_of("the assembly is Ledger.Cli\nthe namespace is Ledger.Cli\n")
+    assert prose[1].startswith("no rule: namespace (only 1 example fills it, after "
+                               "'the assembly is ' and after 'the namespace is ': ")
+    xml = lines_of("<Assembly>Ledger.Cli</Assembly>\n<Namespace>Ledger.Cli</Namespace>\n")
+    assert xml[1].startswith("learned: namespace: at the start of a line after '<Namespace>'")
