@@ -42,6 +42,7 @@ import json
 import re
 
 from agentflow.grounding.markup import is_markup
+from agentflow.output.cut_path import string_end
 
 __all__ = ["laid_out"]
 
@@ -83,9 +84,7 @@ def _json_laid_out(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
+            j = string_end(text, i)
             out.append(text[i:j + 1])
             i, last = j + 1, '"'
             continue

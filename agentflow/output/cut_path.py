@@ -12,7 +12,17 @@ import json
 
 from agentflow.output.schema import WRAP_FIELD
 
-__all__ = ["cut_path"]
+__all__ = ["cut_path", "string_end"]
+
+
+def string_end(text: str, start: int) -> int:
+    """Where the JSON string opened by the ``"`` at ``start`` of ``text`` is
+    closed: the index of its closing quote (a ``\\`` escapes the character
+    after it), or ``len(text)`` or more when it is never closed."""
+    j, n = start + 1, len(text)
+    while j < n and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return j
 
 
 def _key(raw: str) -> str:
@@ -37,9 +47,7 @@ def cut_path(text: str) -> str | None:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
+            j = string_end(text, i)
             if stack and stack[-1][0] == "{" and stack[-1][2]:
                 stack[-1][1], stack[-1][2] = _key(text[i + 1:j]), False
             i = j + 1
